@@ -1,0 +1,38 @@
+//! The benchmark suites, one module each, and their registry.
+
+use anyhow::{Result, bail};
+
+/// A named suite and the function that runs it with its extra arguments.
+pub(crate) struct Suite {
+    pub(crate) name: &'static str,
+    pub(crate) about: &'static str,
+    pub(crate) run: fn(&[String]) -> Result<()>,
+}
+
+/// Every suite `cargo xtask bench` knows.
+pub(crate) const SUITES: &[Suite] = &[
+    Suite { name: "toktrie", about: "trie mask walk vs llguidance's toktrie", run: pending },
+    Suite {
+        name: "bpe",
+        about: "BPE encode/count/interval vs bpe-openai, tiktoken-rs",
+        run: pending,
+    },
+    Suite { name: "mask", about: "grammar masks vs llguidance", run: pending },
+    Suite { name: "maskbench", about: "MaskBench JSON Schemas vs llguidance", run: pending },
+    Suite { name: "coalesce", about: "forced tokens vs llguidance", run: pending },
+    Suite { name: "radix", about: "radix prefix cache vs a hash-of-blocks cache", run: pending },
+];
+
+/// The suites with a line each, for usage messages.
+pub(crate) fn listing() -> String {
+    let mut out = String::from("suites:\n");
+    for s in SUITES {
+        out.push_str(&format!("  {:<10} {}\n", s.name, s.about));
+    }
+    out
+}
+
+/// A suite whose engine has not landed yet says so instead of timing nothing.
+fn pending(_args: &[String]) -> Result<()> {
+    bail!("this suite arrives with the issue that delivers its engine; nothing to measure yet")
+}

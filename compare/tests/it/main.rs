@@ -1,0 +1,4 @@
+//! Differential tests of our crates against the peers, one module per area.
+//!
+//! Tests that need `../shared/data` print `SKIPPED …` and pass when it is
+//! absent (see `compare::shared`).

@@ -9,17 +9,93 @@
 //! - [`TokenId`]: the newtype for token ids.
 //! - [`Recognizer`]: the small trait at the boundary between the walk and the
 //!   grammar engine (lexer + parser); this crate knows nothing about grammars.
-//! - `TokenSet` (bitset over the vocabulary) and `TokTrie` (flat, depth-first
-//!   node array, at most 8 bytes a node) arrive with the toktrie issue; see
-//!   `DESIGN.md` beside this crate's `Cargo.toml` once it lands.
+//! - [`TokenSet`]: a set of ids as a bitset of `u64` words over a possibly
+//!   padded vocabulary; union, intersection, difference, popcount,
+//!   iteration, and [`apply_to_logits`](TokenSet::apply_to_logits).
+//! - [`TokTrie`], built by [`TokTrieBuilder`] (or
+//!   [`TokTrie::from_token_bytes`]): the ordinary tokens as a flat depth-first
+//!   array of 8-byte nodes, special tokens (EOS, chat markers, reserved ids)
+//!   by id and name outside the node array, several EOS ids, tokens with
+//!   equal bytes, empty tokens and gaps in the ids.
+//! - [`TokTrie::compute_mask`] (and [`add_to_mask`](TokTrie::add_to_mask),
+//!   [`add_extensions_to_mask`](TokTrie::add_extensions_to_mask) for one
+//!   sub-trie, [`subset`](TokTrie::subset) for the trie of some ids), plus
+//!   lookups: [`token_id`](TokTrie::token_id),
+//!   [`greedy_tokenize`](TokTrie::greedy_tokenize),
+//!   [`prefix_tokens`](TokTrie::prefix_tokens),
+//!   [`tokens_with_prefix`](TokTrie::tokens_with_prefix),
+//!   [`has_extension`](TokTrie::has_extension).
+//!
+//! # Example
+//! ```
+//! use toktrie::{Recognizer, TokTrie, TokenId, TokenSet};
+//!
+//! /// Accepts strings of ASCII digits.
+//! struct Digits {
+//!     depth: usize,
+//! }
+//! impl Recognizer for Digits {
+//!     fn try_push_byte(&mut self, byte: u8) -> bool {
+//!         let ok = byte.is_ascii_digit();
+//!         self.depth += ok as usize;
+//!         ok
+//!     }
+//!     fn pop_bytes(&mut self, n: usize) {
+//!         self.depth -= n;
+//!     }
+//! }
+//!
+//! let trie = TokTrie::from_token_bytes(&["1", "12", "1a", "a", "345"]).unwrap();
+//! let mut mask = TokenSet::new(8); // logits padded to 8
+//! trie.compute_mask(&mut Digits { depth: 0 }, &mut mask);
+//! let allowed: Vec<u32> = mask.iter().map(|t| t.0).collect();
+//! assert_eq!(allowed, [0, 1, 4]);
+//!
+//! let mut logits = [0.0f32; 8];
+//! mask.apply_to_logits(&mut logits);
+//! assert_eq!(logits[1], 0.0);
+//! assert_eq!(logits[3], f32::NEG_INFINITY);
+//! ```
+//!
+//! # Algorithm
+//! See `DESIGN.md` beside this crate's `Cargo.toml`: the node layout, the pop
+//! accounting that lets the walk skip a subtree with one addition, and why
+//! the loop is branch-light.
+//!
+//! # Complexity
+//! With `V` ids, `B` total token bytes and `N <= B + 1` nodes (about `2V` for
+//! BPE vocabularies): building sorts the tokens, O(B log V); a mask costs one
+//! `try_push_byte` per visited node (at most `N`) plus O(V/64) to clear the
+//! mask; `token_id`, `prefix_tokens`, `has_extension` are O(length × fan-out)
+//! (the root's 256 children are found through a table).
+//!
+//! # Memory
+//! 8 bytes a node, plus the token bytes (`B`), one offset and one kind byte
+//! per id, the special-token table, and 1 KiB for the root table.
 //!
 //! # Boundaries
 //! This crate does no I/O and depends on nothing: vocabularies are handed to
 //! it as byte strings per token id by the `bpe` crate or the umbrella crate.
 //!
 //! # Panics
-//! None on any input.
+//! None on any input: bad vocabularies are [`BuildError`]s, a short mask is
+//! grown, out-of-range ids are simply not members. A [`Recognizer`] that pops
+//! more bytes than it pushed is a bug in that recognizer.
+//!
+//! # Features
+//! None.
 #![forbid(unsafe_code)]
+
+mod build;
+mod node;
+mod token_set;
+mod trie;
+mod walk;
+
+pub use build::{BuildError, TokTrieBuilder};
+pub use node::{MAX_NODES, MAX_TOKEN_LEN, MAX_VOCAB};
+pub use token_set::{Iter, TokenSet};
+pub use trie::{NoTokenAt, SPECIAL_MARKER, TokTrie, TokenKind};
 
 /// A token id in a tokenizer's vocabulary.
 ///

@@ -1,0 +1,118 @@
+//! The mask walk: [`TokTrie::compute_mask`] and its variants.
+
+use crate::trie::TokTrie;
+use crate::{Recognizer, TokenSet};
+
+impl TokTrie {
+    /// Sets `mask` to exactly the tokens `r` allows at its current position:
+    /// the ordinary tokens whose every byte `r` accepts in turn, the special
+    /// tokens `r` allows through
+    /// [`special_allowed`](Recognizer::special_allowed), and nothing else
+    /// (no holes, no padding ids, no empty tokens).
+    ///
+    /// `mask` keeps its length if it is at least [`vocab_size`](TokTrie::vocab_size)
+    /// (a padded vocabulary) and grows to it otherwise. `r` is left as it was
+    /// found: every push is popped again.
+    ///
+    /// Time: O(visited nodes) calls of `try_push_byte`, at most the number of
+    /// nodes (about 2·V), plus O(mask words + duplicates + specials).
+    pub fn compute_mask(&self, r: &mut impl Recognizer, mask: &mut TokenSet) {
+        mask.clear();
+        self.add_to_mask(r, mask);
+    }
+
+    /// Like [`compute_mask`](TokTrie::compute_mask) but adds the allowed
+    /// tokens to `mask`, keeping its members (for walking several sub-tries,
+    /// see [`subset`](TokTrie::subset), into one mask).
+    pub fn add_to_mask(&self, r: &mut impl Recognizer, mask: &mut TokenSet) {
+        self.prepare(mask);
+        r.trie_started();
+        let pending = walk_subtree(self, r, mask.words_mut(), 0);
+        r.pop_bytes(pending);
+        for &(id, _) in &self.specials {
+            if r.special_allowed(id) {
+                mask.insert(id);
+            }
+        }
+        r.trie_finished();
+        self.finish(mask);
+    }
+
+    /// Adds to `mask` the ordinary tokens that strictly extend `prefix` and
+    /// whose bytes past `prefix` `r` accepts, for a recognizer already
+    /// positioned after `prefix` (the caller pushed it). The token equal to
+    /// `prefix` itself is not considered, and no special token is. Does
+    /// nothing when no token starts with `prefix`.
+    ///
+    /// This walks one sub-trie only: O(size of the subtree) at most.
+    pub fn add_extensions_to_mask(
+        &self,
+        r: &mut impl Recognizer,
+        mask: &mut TokenSet,
+        prefix: &[u8],
+    ) {
+        let Some(node) = self.node_at(prefix) else { return };
+        self.prepare(mask);
+        r.trie_started();
+        let pending = walk_subtree(self, r, mask.words_mut(), node);
+        r.pop_bytes(pending);
+        r.trie_finished();
+        self.finish(mask);
+    }
+
+    /// Grows `mask` to the vocabulary if needed, so the sink bit exists.
+    fn prepare(&self, mask: &mut TokenSet) {
+        if mask.len() < self.vocab_size {
+            mask.resize(self.vocab_size);
+        }
+    }
+
+    /// Clears the sink bit and copies each duplicate's membership from the
+    /// token its node holds.
+    fn finish(&self, mask: &mut TokenSet) {
+        let sink = self.vocab_size;
+        mask.words_mut()[sink / 64] &= !(1u64 << (sink % 64));
+        for &(primary, other) in &self.duplicates {
+            if mask.contains(primary) {
+                mask.insert(other);
+            }
+        }
+    }
+}
+
+/// Walks the subtree of node `root` (the root itself excluded) with `r`,
+/// setting the bit of every accepted node's token in `words` (the sink bit
+/// `vocab_size` for nodes without one). Returns the number of bytes still
+/// pushed, which the caller pops.
+///
+/// The loop body is one recognizer call and a handful of arithmetic and
+/// conditional moves: the bit is set unconditionally (shifted by the accept
+/// flag), and the next position and pending pop count are selected, not
+/// branched on, from the node's `size` and `up` fields (see `Node`).
+#[inline(always)]
+fn walk_subtree<R: Recognizer + ?Sized>(
+    trie: &TokTrie,
+    r: &mut R,
+    words: &mut [u64],
+    root: usize,
+) -> usize {
+    let nodes = &trie.nodes[root..root + trie.nodes[root].size()];
+    let root_up = nodes[0].up();
+    let mut pending = 0;
+    let mut p = 1;
+    while p < nodes.len() {
+        let n = nodes[p];
+        r.pop_bytes(pending);
+        let ok = r.try_push_byte(n.byte());
+        let t = n.token() as usize;
+        words[t / 64] |= (ok as u64) << (t % 64);
+        let size = n.size();
+        let up = n.up();
+        let accepted_pending = if size == 1 { up } else { 0 };
+        p += if ok { 1 } else { size };
+        pending = if ok { accepted_pending } else { up - 1 };
+    }
+    // `pending` counts down to the depth of the node after the subtree;
+    // stop at `root`'s depth instead (see DESIGN.md, "Pop accounting").
+    pending.saturating_sub(root_up)
+}

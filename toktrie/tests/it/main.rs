@@ -1,0 +1,20 @@
+//! Integration tests of `toktrie`: the walk against a per-token brute force
+//! (random vocabularies and DFAs, and o200k with real DFAs), the builder's
+//! errors, and the thread-safety of the public types.
+
+mod builder;
+mod dfa;
+mod o200k;
+mod props;
+
+#[test]
+fn public_types_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<toktrie::TokTrie>();
+    check::<toktrie::TokenSet>();
+    check::<toktrie::TokenId>();
+    check::<toktrie::TokTrieBuilder>();
+    check::<toktrie::BuildError>();
+    check::<toktrie::NoTokenAt>();
+    check::<toktrie::Iter<'static>>();
+}

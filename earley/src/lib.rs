@@ -7,12 +7,88 @@
 //! pointer; when the same lexeme is scanned again at the same depth, the row
 //! already computed is reused, so the parser touches a tiny share of the nodes.
 //!
-//! # What will live here (mask-engine issue)
-//! - The grammar representation (terminals are lexemes of the `lexer` crate),
-//!   nullable rules, scan/predict/complete on flat arrays.
-//! - The parser's implementation of [`toktrie::Recognizer`], driving the lexer
-//!   byte by byte; limits on items per row and per step, errors when exceeded.
+//! # Example
+//! ```
+//! use earley::{GrammarBuilder, Limits, Parser};
+//! use lexer::LexemeSpec;
+//!
+//! // sum: INT ("+" INT)*
+//! let mut b = GrammarBuilder::new();
+//! let int = b.add_lexeme(LexemeSpec::regex("[0-9]+"));
+//! let plus = b.literal("+");
+//! let tail = b.add_nonterminal("tail");
+//! b.add_rule(tail, &[plus, int]);
+//! let tails = b.repeat(tail, 0, None).unwrap();
+//! let sum = b.add_nonterminal("sum");
+//! b.add_rule(sum, &[int, tails]);
+//! let grammar = b.build(sum, Limits::default()).unwrap();
+//!
+//! let mut p = Parser::new(&grammar, &|_| None).unwrap();
+//! for &byte in b"12+3" {
+//!     assert!(p.try_consume_byte(byte).unwrap());
+//! }
+//! assert!(p.is_accepting().unwrap());
+//! assert!(!p.try_consume_byte(b'x').unwrap()); // rejected, state unchanged
+//! assert!(p.try_consume_byte(b'+').unwrap());
+//! assert!(!p.is_accepting().unwrap());
+//! ```
+//!
+//! # Lexing rules (the same as llguidance's)
+//! - A greedy lexeme extends while the next byte keeps one of the live
+//!   lexemes alive; when a byte kills them all, the lexeme ends before that
+//!   byte if it matches (maximal munch, no backtracking), and the byte
+//!   starts the next lexeme. A lazy lexeme ends at the first byte where it
+//!   matches.
+//! - The lexer only considers the lexemes the parser allows next, plus
+//!   `%ignore` (allowed at every boundary, before the first lexeme and
+//!   after the last); when several match at once, all of them are scanned.
+//! - The text is accepted (EOS allowed) exactly when the current lexeme can
+//!   end here and the grammar then accepts.
+//!
+//! # Algorithm
+//! See `DESIGN.md` beside this crate's `Cargo.toml`: the grammar is
+//! compiled to flat arrays ([`GrammarBuilder::build`]), items are packed
+//! `u64`s, rows are ranges of one vector; prediction uses the
+//! Aycock–Horspool treatment of nullable symbols.
+//!
+//! # Complexity and memory
+//! A byte that stays inside a lexeme costs one lexer table look-up. A byte
+//! that ends a lexeme costs one row: O(I · R) for `I` items in the row and
+//! `R` the size of the rows completions look into (bounded by
+//! [`Limits::max_items_per_row`]), or O(1) when the row is reused. Memory:
+//! 12 bytes per consumed byte (a frame) plus 8 bytes per item.
+//!
+//! # Errors and panics
+//! Grammar construction returns [`GrammarError`]; parsing returns
+//! [`ParseError`] for exceeded limits, and the parser stays in that error
+//! state. No panics on any grammar or input.
 //!
 //! # Boundaries
 //! Depends on `lexer` and on `toktrie` for the `Recognizer` trait only.
+//! No features.
 #![forbid(unsafe_code)]
+
+mod compile;
+mod error;
+mod grammar;
+mod parser;
+
+pub use error::{GrammarError, ParseError};
+pub use grammar::{Grammar, GrammarBuilder, Limits, SpecialToken, SymbolId, SymbolKind};
+pub use parser::{Parser, ParserStats};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn public_types_are_send_and_sync() {
+        assert_send_sync::<Grammar>();
+        assert_send_sync::<GrammarBuilder>();
+        assert_send_sync::<Parser>();
+        assert_send_sync::<GrammarError>();
+        assert_send_sync::<ParseError>();
+    }
+}

@@ -7,12 +7,83 @@
 //! (state, byte class), so the trie walk is mostly table look-ups and the
 //! derivative engine runs only on a cache miss.
 //!
-//! # What will live here (mask-engine issue)
-//! - `LexerSpec`: lexemes (regex or literal; greedy, or lazy/stop-at-match).
-//! - `Lexer`: states restricted to the lexemes the parser allows next, the
-//!   transition table with byte classes, accepting-lexeme information, and a
-//!   configurable state budget whose excess is an error, never a hang.
+//! # Example
+//! ```
+//! use lexer::{LexemeSet, LexemeSpec, Lexer, LexerLimits, LexerSpec};
+//!
+//! let mut spec = LexerSpec::new();
+//! let int = spec.add(LexemeSpec::regex("[0-9]+"));
+//! let kw = spec.add(LexemeSpec::literal("if"));
+//! let mut lexer = Lexer::new(&spec, LexerLimits::default()).unwrap();
+//!
+//! // The parser allows both lexemes here.
+//! let mut allowed = LexemeSet::default();
+//! allowed.insert(int);
+//! allowed.insert(kw);
+//! let start = lexer.start_state(&allowed);
+//! let s = lexer.next_bytes(start, b"42");
+//! let acc = lexer.accepting(s).unwrap();
+//! assert_eq!(lexer.accept_set(acc), &[int]);
+//! assert!(lexer.next(start, b'x').is_dead());
+//! ```
+//!
+//! # What the lexer decides, and what it leaves to the parser
+//! The lexer answers, for a state and a byte, the next state and which
+//! lexemes match ([`Lexer::accepting`]); it never decides where a lexeme
+//! ends. The parser (the `earley` crate) applies the matching rules:
+//! a greedy lexeme ends when the next byte kills the state while it accepts
+//! (maximal munch, no backtracking); a lazy lexeme ends at the first byte
+//! where it matches ([`Lexer::is_lazy_end`]). The empty string never matches
+//! inside the lexer: nullable lexemes are reported by [`Lexer::is_nullable`]
+//! and made optional by the parser's grammar builder.
+//!
+//! # Algorithm
+//! All lexemes live in one hash-consed `derivre` expression set with one
+//! derivative cache. A state is a sorted list of (lexeme, derivative) pairs,
+//! interned; [`Lexer::start_state`] builds the state of the lexemes a parser
+//! row allows (cached by the allowed set). Bytes are grouped into classes no
+//! expression tells apart, so the table has `states × classes` entries
+//! (`u32` each). A miss takes one derivative per live lexeme and an emptiness
+//! check for non-trivial derivatives, bounded by fuel.
+//!
+//! # Complexity and memory
+//! A cached transition is O(1). A miss costs O(k · d) with `k` live lexemes
+//! and `d` the cost of one derivative (amortized by derivre's cache).
+//! Memory: `4 · S · C` bytes of table for `S` states and `C` byte classes,
+//! plus the expression set. Both are bounded by [`LexerLimits`].
+//!
+//! # Errors and panics
+//! Building returns [`LexerError`] for an invalid regex or an exceeded
+//! limit. On the hot path a limit exceeded makes the transition dead and
+//! records a sticky error ([`Lexer::error`]) that callers must check. The
+//! lexer does not panic on any input; accessors taking a [`LexemeId`] or
+//! [`AcceptSetId`] from another lexer panic on out-of-range ids.
 //!
 //! # Boundaries
 //! Depends on `derivre` only. Knows nothing about Earley parsing or tokens.
+//! No features.
 #![forbid(unsafe_code)]
+
+mod byteclass;
+mod error;
+mod lexer;
+mod spec;
+
+pub use derivre::RegexAst;
+pub use error::{LexerError, LexerErrorKind};
+pub use lexer::{AcceptSetId, Lexer, StateId};
+pub use spec::{LexemeId, LexemeSet, LexemeSpec, LexerLimits, LexerSpec};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn public_types_are_send_and_sync() {
+        assert_send_sync::<Lexer>();
+        assert_send_sync::<LexerSpec>();
+        assert_send_sync::<LexerError>();
+    }
+}

@@ -1,0 +1,138 @@
+//! Errors of grammar construction and of parsing.
+
+use lexer::LexerError;
+
+/// Why a grammar could not be built. Messages name the symbol involved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GrammarError {
+    /// A [`SymbolId`](crate::SymbolId) that this builder did not hand out.
+    UnknownSymbol {
+        /// The raw id.
+        id: u32,
+    },
+    /// A rule whose left-hand side is a lexeme or a special token.
+    NotANonterminal {
+        /// The symbol's name.
+        name: String,
+    },
+    /// A nonterminal reachable from the start symbol has no rule.
+    Undefined {
+        /// The nonterminal's name.
+        name: String,
+    },
+    /// The start symbol derives no string at all.
+    EmptyLanguage {
+        /// The start symbol's name.
+        start: String,
+    },
+    /// A repetition with `min > max`.
+    BadRepeat {
+        /// The repeated symbol's name.
+        name: String,
+        /// The lower bound.
+        min: u32,
+        /// The upper bound.
+        max: u32,
+    },
+    /// The grammar exceeds [`Limits::max_rules`](crate::Limits) or
+    /// [`Limits::max_symbols`](crate::Limits).
+    TooLarge {
+        /// What was counted: `"rules"` or `"symbols"`.
+        what: &'static str,
+        /// The limit.
+        limit: usize,
+    },
+    /// A lexeme could not be compiled.
+    Lexer(LexerError),
+}
+
+impl std::fmt::Display for GrammarError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GrammarError::UnknownSymbol { id } => {
+                write!(f, "symbol id {id} does not belong to this grammar builder")
+            }
+            GrammarError::NotANonterminal { name } => {
+                write!(f, "{name} is a terminal and cannot have rules")
+            }
+            GrammarError::Undefined { name } => write!(f, "nonterminal {name} has no rule"),
+            GrammarError::EmptyLanguage { start } => {
+                write!(f, "the grammar accepts no string: {start} derives nothing")
+            }
+            GrammarError::BadRepeat { name, min, max } => {
+                write!(f, "repetition of {name} has min {min} > max {max}")
+            }
+            GrammarError::TooLarge { what, limit } => {
+                write!(f, "the grammar has more than {limit} {what} (see earley::Limits)")
+            }
+            GrammarError::Lexer(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for GrammarError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            GrammarError::Lexer(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<LexerError> for GrammarError {
+    fn from(e: LexerError) -> GrammarError {
+        GrammarError::Lexer(e)
+    }
+}
+
+/// Why a parser stopped; the parser stays in this error state (sticky).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// The lexer exceeded a limit.
+    Lexer(LexerError),
+    /// A row would hold more than [`Limits::max_items_per_row`](crate::Limits) items.
+    TooManyItems {
+        /// The limit.
+        limit: usize,
+    },
+    /// One mask computation or one consumed token computed more than
+    /// [`Limits::max_items_per_step`](crate::Limits) items.
+    StepTooExpensive {
+        /// The limit.
+        limit: usize,
+    },
+    /// A special token named in the grammar is not in the vocabulary.
+    UnknownSpecialToken {
+        /// The name, e.g. `<|eom_id|>`.
+        name: String,
+    },
+    /// A byte or special token the grammar does not allow was consumed.
+    Rejected {
+        /// The byte offset in the consumed text where it happened.
+        offset: usize,
+    },
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParseError::Lexer(e) => e.fmt(f),
+            ParseError::TooManyItems { limit } => {
+                write!(f, "an Earley row exceeds {limit} items (Limits::max_items_per_row)")
+            }
+            ParseError::StepTooExpensive { limit } => {
+                write!(f, "one step exceeds {limit} Earley items (Limits::max_items_per_step)")
+            }
+            ParseError::UnknownSpecialToken { name } => {
+                write!(f, "special token {name} is not in the vocabulary")
+            }
+            ParseError::Rejected { offset } => {
+                write!(f, "the input is rejected by the grammar at byte {offset}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}

@@ -1,0 +1,469 @@
+//! Grammar construction: the builder front-ends lower into, and the compiled,
+//! flat grammar the parser runs on.
+
+use std::sync::Arc;
+
+use lexer::{LexemeId, LexemeSpec, Lexer, LexerLimits, LexerSpec, RegexAst};
+use rustc_hash::FxHashMap;
+
+use crate::error::GrammarError;
+
+/// A grammar symbol: a lexeme (terminal), a special token, or a nonterminal.
+/// Handed out by one [`GrammarBuilder`] and meaningful only there.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct SymbolId(u32);
+
+impl SymbolId {
+    /// The id as an index into per-symbol arrays.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A special token terminal: matched by a token id, never by text.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum SpecialToken {
+    /// A token named like `<|eom_id|>` (Lark `<|name|>`), resolved against
+    /// the tokenizer when a parser is created.
+    Name(String),
+    /// Token ids, as inclusive ranges (Lark `<[128010]>`, `<[1-5,9]>`).
+    Ids(Vec<(u32, u32)>),
+}
+
+impl SpecialToken {
+    fn display(&self) -> String {
+        match self {
+            SpecialToken::Name(n) => n.clone(),
+            SpecialToken::Ids(r) => {
+                let parts: Vec<String> = r
+                    .iter()
+                    .map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+                    .collect();
+                format!("<[{}]>", parts.join(","))
+            }
+        }
+    }
+}
+
+/// What a symbol stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SymbolKind {
+    /// A lexeme of the grammar's lexer.
+    Lexeme(LexemeId),
+    /// A special token; the index is into [`Grammar::special_tokens`].
+    Special(u32),
+    /// A nonterminal, defined by rules.
+    Nonterminal,
+}
+
+/// Resource limits of a grammar and of its parsers. Exceeding one is an
+/// error, never a hang.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Limits of the lexer.
+    pub lexer: LexerLimits,
+    /// The most symbols a grammar may have after desugaring.
+    pub max_symbols: usize,
+    /// The most rules a grammar may have after desugaring.
+    pub max_rules: usize,
+    /// The most Earley items in one row.
+    pub max_items_per_row: usize,
+    /// The most Earley items computed by one step: one mask, one token.
+    pub max_items_per_step: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            lexer: LexerLimits::default(),
+            max_symbols: 500_000,
+            max_rules: 500_000,
+            max_items_per_row: 100_000,
+            max_items_per_step: 5_000_000,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct BuilderSymbol {
+    name: String,
+    kind: SymbolKind,
+}
+
+/// Builds a grammar over lexemes; front-ends (regex, Lark, GBNF, JSON
+/// Schema) lower into it.
+///
+/// Lexemes are added with [`add_lexeme`](GrammarBuilder::add_lexeme) (any
+/// [`RegexAst`], so intersections and complements are available), rules with
+/// [`add_rule`](GrammarBuilder::add_rule); `%ignore` text with
+/// [`add_ignore`](GrammarBuilder::add_ignore). [`build`](GrammarBuilder::build)
+/// validates and compiles.
+///
+/// ```
+/// use earley::{GrammarBuilder, Limits};
+/// use lexer::LexemeSpec;
+///
+/// // list: "[" (INT ("," INT)*)? "]"  with spaces ignored
+/// let mut b = GrammarBuilder::new();
+/// let int = b.add_lexeme(LexemeSpec::regex("[0-9]+"));
+/// let (open, comma, close) = (b.literal("["), b.literal(","), b.literal("]"));
+/// let more = b.add_nonterminal("more");
+/// b.add_rule(more, &[comma, int]);
+/// let more_star = b.repeat(more, 0, None).unwrap();
+/// let items = b.add_nonterminal("items");
+/// b.add_rule(items, &[int, more_star]);
+/// let items_opt = b.optional(items);
+/// let list = b.add_nonterminal("list");
+/// b.add_rule(list, &[open, items_opt, close]);
+/// b.add_ignore(lexer::RegexAst::Regex("[ ]+".into()));
+/// let grammar = b.build(list, Limits::default()).unwrap();
+/// assert!(grammar.accepts(b"[1, 2 ,3]").unwrap());
+/// assert!(!grammar.accepts(b"[1 2]").unwrap());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct GrammarBuilder {
+    symbols: Vec<BuilderSymbol>,
+    lexemes: LexerSpec,
+    specials: Vec<SpecialToken>,
+    rules: Vec<(SymbolId, Vec<SymbolId>)>,
+    ignore: Vec<RegexAst>,
+    literals: FxHashMap<String, SymbolId>,
+    special_ids: FxHashMap<SpecialToken, SymbolId>,
+    epsilon: Option<SymbolId>,
+    optionals: FxHashMap<SymbolId, SymbolId>,
+    pending_error: Option<GrammarError>,
+}
+
+impl GrammarBuilder {
+    /// An empty builder.
+    pub fn new() -> GrammarBuilder {
+        GrammarBuilder::default()
+    }
+
+    fn push_symbol(&mut self, name: String, kind: SymbolKind) -> SymbolId {
+        let id = SymbolId(self.symbols.len() as u32);
+        self.symbols.push(BuilderSymbol { name, kind });
+        id
+    }
+
+    /// Adds a lexeme (a terminal) and returns its symbol. Every call makes a
+    /// new lexeme, even for an equal regex (see [`literal`](GrammarBuilder::literal)
+    /// for a deduplicating helper).
+    pub fn add_lexeme(&mut self, spec: LexemeSpec) -> SymbolId {
+        let name = spec.name.clone();
+        let id = self.lexemes.add(spec);
+        self.push_symbol(name, SymbolKind::Lexeme(id))
+    }
+
+    /// The lexeme matching exactly `text` (greedy), shared by every call with
+    /// the same text.
+    pub fn literal(&mut self, text: &str) -> SymbolId {
+        if let Some(&s) = self.literals.get(text) {
+            return s;
+        }
+        let s = self.add_lexeme(LexemeSpec::literal(text));
+        self.literals.insert(text.to_string(), s);
+        s
+    }
+
+    /// A special-token terminal, shared by every call with the same token.
+    pub fn special_token(&mut self, token: SpecialToken) -> SymbolId {
+        if let Some(&s) = self.special_ids.get(&token) {
+            return s;
+        }
+        let idx = self.specials.len() as u32;
+        self.specials.push(token.clone());
+        let s = self.push_symbol(token.display(), SymbolKind::Special(idx));
+        self.special_ids.insert(token, s);
+        s
+    }
+
+    /// Adds a nonterminal named `name` (the name is for messages only; every
+    /// call makes a new symbol). Define it with [`add_rule`](GrammarBuilder::add_rule).
+    pub fn add_nonterminal(&mut self, name: &str) -> SymbolId {
+        self.push_symbol(name.to_string(), SymbolKind::Nonterminal)
+    }
+
+    /// Adds the rule `lhs → rhs` (an empty `rhs` is an ε-rule). Errors
+    /// (unknown ids, a terminal `lhs`) are reported by [`build`](GrammarBuilder::build).
+    pub fn add_rule(&mut self, lhs: SymbolId, rhs: &[SymbolId]) {
+        self.rules.push((lhs, rhs.to_vec()));
+    }
+
+    /// Adds text ignored between lexemes (Lark `%ignore`), also before the
+    /// first and after the last. Several calls are alternatives.
+    pub fn add_ignore(&mut self, regex: RegexAst) {
+        self.ignore.push(regex);
+    }
+
+    /// The name of a symbol, if the id belongs to this builder.
+    pub fn name(&self, sym: SymbolId) -> Option<&str> {
+        self.symbols.get(sym.index()).map(|s| s.name.as_str())
+    }
+
+    /// The kind of a symbol, if the id belongs to this builder.
+    pub fn kind(&self, sym: SymbolId) -> Option<&SymbolKind> {
+        self.symbols.get(sym.index()).map(|s| &s.kind)
+    }
+
+    /// A nonterminal deriving only the empty string (shared).
+    pub fn epsilon(&mut self) -> SymbolId {
+        if let Some(e) = self.epsilon {
+            return e;
+        }
+        let e = self.add_nonterminal("ε");
+        self.add_rule(e, &[]);
+        self.epsilon = Some(e);
+        e
+    }
+
+    /// `sym?`: a nonterminal deriving `sym` or the empty string (shared per `sym`).
+    pub fn optional(&mut self, sym: SymbolId) -> SymbolId {
+        if let Some(&o) = self.optionals.get(&sym) {
+            return o;
+        }
+        let name = format!("{}?", self.symbol_name(sym));
+        let o = self.add_nonterminal(&name);
+        self.add_rule(o, &[sym]);
+        self.add_rule(o, &[]);
+        self.optionals.insert(sym, o);
+        o
+    }
+
+    /// A nonterminal with one rule per alternative.
+    pub fn choice(&mut self, name: &str, alternatives: &[&[SymbolId]]) -> SymbolId {
+        let n = self.add_nonterminal(name);
+        for alt in alternatives {
+            self.add_rule(n, alt);
+        }
+        n
+    }
+
+    /// `sym{min,max}` (`max = None`: unbounded), desugared into rules whose
+    /// number grows with `log2(max)`, not `max`: `x{0,100000}` costs about
+    /// 40 rules. Unbounded repetitions are left-recursive (cheapest for Earley).
+    ///
+    /// # Errors
+    /// [`GrammarError::BadRepeat`] when `min > max`.
+    pub fn repeat(
+        &mut self,
+        sym: SymbolId,
+        min: u32,
+        max: Option<u32>,
+    ) -> Result<SymbolId, GrammarError> {
+        let name = self.symbol_name(sym);
+        if let Some(max) = max {
+            if min > max {
+                return Err(GrammarError::BadRepeat { name, min, max });
+            }
+        }
+        let label = match max {
+            Some(max) if max == min => format!("{name}{{{min}}}"),
+            Some(max) => format!("{name}{{{min},{max}}}"),
+            None => format!("{name}{{{min},}}"),
+        };
+        let exact = self.exactly(sym, min);
+        let tail = match max {
+            None => {
+                // star: S → ε | S sym
+                let star = self.add_nonterminal(&format!("{name}*"));
+                self.add_rule(star, &[]);
+                self.add_rule(star, &[star, sym]);
+                star
+            }
+            Some(max) => {
+                let mut memo = FxHashMap::default();
+                self.at_most(sym, max - min, &mut memo)
+            }
+        };
+        let r = self.add_nonterminal(&label);
+        self.add_rule(r, &[exact, tail]);
+        Ok(r)
+    }
+
+    /// A nonterminal deriving exactly `n` copies of `sym` in O(log n) rules.
+    fn exactly(&mut self, sym: SymbolId, n: u32) -> SymbolId {
+        if n == 0 {
+            return self.epsilon();
+        }
+        if n == 1 {
+            return sym;
+        }
+        let name = self.symbol_name(sym);
+        // powers[k] derives 2^k copies
+        let mut powers = vec![sym];
+        while (1u64 << powers.len()) <= n as u64 {
+            let prev = *powers.last().unwrap_or(&sym);
+            let p = self.add_nonterminal(&format!("{name}{{{}}}", 1u64 << powers.len()));
+            self.add_rule(p, &[prev, prev]);
+            powers.push(p);
+        }
+        let rhs: Vec<SymbolId> =
+            (0..powers.len()).filter(|k| n & (1 << k) != 0).map(|k| powers[k]).collect();
+        let e = self.add_nonterminal(&format!("{name}{{{n}}}"));
+        self.add_rule(e, &rhs);
+        e
+    }
+
+    /// A nonterminal deriving 0 to `n` copies of `sym`, O(log n) rules:
+    /// `at_most(2h) = at_most(h) at_most(h)`,
+    /// `at_most(2h+1) = at_most(h) sym? at_most(h)`.
+    fn at_most(&mut self, sym: SymbolId, n: u32, memo: &mut FxHashMap<u32, SymbolId>) -> SymbolId {
+        if n == 0 {
+            return self.epsilon();
+        }
+        if n == 1 {
+            return self.optional(sym);
+        }
+        if let Some(&s) = memo.get(&n) {
+            return s;
+        }
+        let half = self.at_most(sym, n / 2, memo);
+        let name = format!("{}{{0,{n}}}", self.symbol_name(sym));
+        let s = self.add_nonterminal(&name);
+        if n % 2 == 0 {
+            self.add_rule(s, &[half, half]);
+        } else {
+            let opt = self.optional(sym);
+            self.add_rule(s, &[half, opt, half]);
+        }
+        memo.insert(n, s);
+        s
+    }
+
+    fn symbol_name(&self, sym: SymbolId) -> String {
+        self.name(sym).map_or_else(|| format!("#{}", sym.0), str::to_string)
+    }
+
+    /// Validates and compiles the grammar with `start` as its start symbol.
+    ///
+    /// Rules that can derive no string (using a nonterminal without rules
+    /// that is unreachable, or a lexeme matching nothing) and rules
+    /// unreachable from `start` are dropped: they cannot affect which texts
+    /// are accepted.
+    ///
+    /// # Errors
+    /// An unknown symbol id, a rule for a terminal, a reachable nonterminal
+    /// without rules ([`GrammarError::Undefined`], naming it), an empty
+    /// language, an exceeded limit, or a lexeme that does not compile.
+    pub fn build(self, start: SymbolId, limits: Limits) -> Result<Grammar, GrammarError> {
+        crate::compile::compile(self, start, limits)
+    }
+
+    pub(crate) fn into_parts(self) -> BuilderParts {
+        BuilderParts {
+            names: self.symbols.iter().map(|s| s.name.clone()).collect(),
+            kinds: self.symbols.into_iter().map(|s| s.kind).collect(),
+            lexemes: self.lexemes,
+            specials: self.specials,
+            rules: self.rules,
+            ignore: self.ignore,
+            pending_error: self.pending_error,
+        }
+    }
+}
+
+/// The builder's content, handed to the compiler.
+pub(crate) struct BuilderParts {
+    pub(crate) names: Vec<String>,
+    pub(crate) kinds: Vec<SymbolKind>,
+    pub(crate) lexemes: LexerSpec,
+    pub(crate) specials: Vec<SpecialToken>,
+    pub(crate) rules: Vec<(SymbolId, Vec<SymbolId>)>,
+    pub(crate) ignore: Vec<RegexAst>,
+    pub(crate) pending_error: Option<GrammarError>,
+}
+
+impl SymbolId {
+    pub(crate) fn from_index(i: usize) -> SymbolId {
+        SymbolId(i as u32)
+    }
+}
+
+/// A compiled grammar: immutable, shareable between threads; each
+/// [`Parser`](crate::Parser) clones its lexer caches from it.
+///
+/// Layout (see `DESIGN.md`): the right-hand sides of all rules lie in one
+/// flat array `rhs`, each followed by an end marker holding the rule's
+/// left-hand side; an Earley item's dot is an index into that array.
+#[derive(Clone, Debug)]
+pub struct Grammar {
+    pub(crate) inner: Arc<GrammarInner>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct GrammarInner {
+    pub(crate) lexer: Lexer,
+    pub(crate) names: Vec<String>,
+    pub(crate) kinds: Vec<SymbolKind>,
+    pub(crate) specials: Vec<SpecialToken>,
+    /// Flat right-hand sides. Invariant: `rhs[p]` is a symbol index, or
+    /// `END | lhs` right after the last symbol of a rule.
+    pub(crate) rhs: Vec<u32>,
+    /// Invariant: the rules of nonterminal `n` start at
+    /// `rule_starts[rules_of[n].0 .. rules_of[n].1]`.
+    pub(crate) rules_of: Vec<(u32, u32)>,
+    pub(crate) rule_starts: Vec<u32>,
+    /// Per symbol: derives the empty string.
+    pub(crate) nullable: Vec<bool>,
+    /// The synthetic start nonterminal `S' → S`, and the dot position of
+    /// its completed item.
+    pub(crate) start: u32,
+    pub(crate) accept_pos: u32,
+    /// The `%ignore` lexeme.
+    pub(crate) skip: Option<LexemeId>,
+    pub(crate) limits: Limits,
+    pub(crate) num_rules: usize,
+}
+
+/// The end marker bit in [`GrammarInner::rhs`].
+pub(crate) const END: u32 = 1 << 31;
+
+impl Grammar {
+    /// The number of symbols (after desugaring).
+    pub fn num_symbols(&self) -> usize {
+        self.inner.kinds.len()
+    }
+
+    /// The number of rules (after desugaring and pruning).
+    pub fn num_rules(&self) -> usize {
+        self.inner.num_rules
+    }
+
+    /// The number of lexemes (the `%ignore` lexeme included).
+    pub fn num_lexemes(&self) -> usize {
+        self.inner.lexer.num_lexemes()
+    }
+
+    /// The special tokens the grammar mentions, indexed by
+    /// [`SymbolKind::Special`].
+    pub fn special_tokens(&self) -> &[SpecialToken] {
+        &self.inner.specials
+    }
+
+    /// The limits the grammar was built with (used by its parsers).
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// The name of a symbol.
+    pub fn symbol_name(&self, sym: SymbolId) -> Option<&str> {
+        self.inner.names.get(sym.index()).map(String::as_str)
+    }
+
+    /// Whether the grammar accepts `text` exactly, with the parser's lexing
+    /// rules (greedy lexemes, `%ignore`). Special tokens are never matched.
+    ///
+    /// # Errors
+    /// A limit exceeded while parsing.
+    pub fn accepts(&self, text: &[u8]) -> Result<bool, crate::ParseError> {
+        let mut p = crate::Parser::new(self, &|_| None)?;
+        for &b in text {
+            if !p.try_consume_byte(b)? {
+                return Ok(false);
+            }
+        }
+        p.is_accepting()
+    }
+}

@@ -1,0 +1,529 @@
+//! The Earley parser over lexemes, driven byte by byte.
+
+use std::sync::Arc;
+
+use lexer::{AcceptSetId, LexemeId, LexemeSet, Lexer, StateId};
+use rustc_hash::FxHashSet;
+use toktrie::{Recognizer, TokenId};
+
+use crate::error::ParseError;
+use crate::grammar::{END, Grammar, GrammarInner, SpecialToken, SymbolKind};
+
+/// An Earley item packed in a `u64`: the dot (an index into the grammar's
+/// flat right-hand sides) in the high half, the origin row in the low half.
+type Item = u64;
+
+#[inline]
+fn item(pos: u32, origin: u32) -> Item {
+    ((pos as u64) << 32) | origin as u64
+}
+
+#[inline]
+fn pos_of(it: Item) -> u32 {
+    (it >> 32) as u32
+}
+
+#[inline]
+fn origin_of(it: Item) -> u32 {
+    it as u32
+}
+
+/// What created a row from its parent: the lexemes scanned, or a special token.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum RowKey {
+    Lexemes(AcceptSetId),
+    Special(u32),
+}
+
+/// One Earley row (the item set at one lexeme boundary).
+///
+/// Invariant: `items[start..end]` are the row's items, closed under predict
+/// and complete; `rows[i + 1]` was computed from `rows[i]` for every `i`.
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    start: u32,
+    end: u32,
+    /// The lexer state of the lexemes this row allows (plus `%ignore`).
+    lexer_start: StateId,
+    /// Whether the start rule is complete here: the text so far is a sentence.
+    accepting: bool,
+    key: RowKey,
+}
+
+/// The parser position after one pushed byte.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    /// The lexer state within the current lexeme.
+    state: StateId,
+    /// The row the current lexeme started at.
+    row: u32,
+    /// Whether no byte of the current lexeme has been seen (`state` is the
+    /// row's start state).
+    fresh: bool,
+}
+
+/// Counters of the parser's work, for benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParserStats {
+    /// Bytes pushed successfully (trie nodes the recognizer accepted).
+    pub bytes_pushed: u64,
+    /// Rows computed by scan/predict/complete.
+    pub rows_computed: u64,
+    /// Rows reused from the cache instead of being computed again.
+    pub rows_reused: u64,
+    /// Earley items computed.
+    pub items_computed: u64,
+}
+
+/// An Earley parser over one [`Grammar`]; the [`Recognizer`] of the mask walk.
+///
+/// The parser keeps a stack of frames, one per consumed byte; the trie walk
+/// pushes bytes above the consumed ones and pops them again. See the crate
+/// documentation and `DESIGN.md`.
+#[derive(Clone, Debug)]
+pub struct Parser {
+    g: Arc<GrammarInner>,
+    lexer: Lexer,
+    items: Vec<Item>,
+    rows: Vec<Row>,
+    frames: Vec<Frame>,
+    /// Resolved special tokens: inclusive id ranges per special index.
+    specials: Vec<Vec<(u32, u32)>>,
+    error: Option<ParseError>,
+    step_items: usize,
+    stats: ParserStats,
+    // scratch space for row computation
+    seen: FxHashSet<Item>,
+    predicted: Vec<u32>,
+    generation: u32,
+    allowed: LexemeSet,
+}
+
+impl Parser {
+    /// A parser at the start of the text. `special` resolves the names of
+    /// special tokens (`<|eom_id|>`) to token ids.
+    ///
+    /// # Errors
+    /// [`ParseError::UnknownSpecialToken`] for a name `special` does not
+    /// know; a limit exceeded while computing the first row.
+    pub fn new(
+        grammar: &Grammar,
+        special: &dyn Fn(&str) -> Option<TokenId>,
+    ) -> Result<Parser, ParseError> {
+        let g = grammar.inner.clone();
+        let mut specials = Vec::with_capacity(g.specials.len());
+        for s in &g.specials {
+            specials.push(match s {
+                SpecialToken::Ids(r) => r.clone(),
+                SpecialToken::Name(n) => match special(n) {
+                    Some(t) => vec![(t.0, t.0)],
+                    None => return Err(ParseError::UnknownSpecialToken { name: n.clone() }),
+                },
+            });
+        }
+        let n = g.kinds.len();
+        let mut p = Parser {
+            lexer: g.lexer.clone(),
+            g,
+            items: Vec::new(),
+            rows: Vec::new(),
+            frames: Vec::new(),
+            specials,
+            error: None,
+            step_items: 0,
+            stats: ParserStats::default(),
+            seen: FxHashSet::default(),
+            predicted: vec![0; n],
+            generation: 0,
+            allowed: LexemeSet::default(),
+        };
+        // Row 0: predict the synthetic start symbol.
+        let start = p.g.start;
+        p.compute_row(None, RowKey::Special(u32::MAX), |p| {
+            let (a, b) = p.g.rules_of[start as usize];
+            for r in a..b {
+                let s = p.g.rule_starts[r as usize];
+                p.add(item(s, 0));
+            }
+        });
+        p.check()?;
+        let row0 = p.rows[0];
+        p.frames.push(Frame { state: row0.lexer_start, row: 0, fresh: true });
+        Ok(p)
+    }
+
+    /// The error that stopped the parser, if any (sticky).
+    pub fn error(&self) -> Option<&ParseError> {
+        self.error.as_ref()
+    }
+
+    /// `Err` when the parser or its lexer hit a limit or a rejection.
+    pub fn check(&mut self) -> Result<(), ParseError> {
+        if self.error.is_none() {
+            if let Some(e) = self.lexer.error() {
+                self.error = Some(ParseError::Lexer(e.clone()));
+            }
+        }
+        match &self.error {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Work counters since the parser was created.
+    pub fn stats(&self) -> ParserStats {
+        self.stats
+    }
+
+    /// The lexer (for its statistics).
+    pub fn lexer(&self) -> &Lexer {
+        &self.lexer
+    }
+
+    /// The number of bytes consumed (frames above the start).
+    pub fn num_bytes(&self) -> usize {
+        self.frames.len() - 1
+    }
+
+    /// Starts a new step (one mask or one token) for
+    /// [`Limits::max_items_per_step`](crate::Limits).
+    pub fn begin_step(&mut self) {
+        self.step_items = 0;
+    }
+
+    /// Consumes one byte of text.
+    ///
+    /// Returns `Ok(false)` (and changes nothing) when the grammar does not
+    /// allow the byte here.
+    ///
+    /// # Errors
+    /// A limit exceeded (the parser then stays in the error state).
+    pub fn try_consume_byte(&mut self, byte: u8) -> Result<bool, ParseError> {
+        self.check()?;
+        let ok = self.push_byte(byte);
+        self.check()?;
+        Ok(ok)
+    }
+
+    /// Consumes a special token. Returns `Ok(false)` (changing nothing) when
+    /// the grammar does not allow it here.
+    ///
+    /// # Errors
+    /// A limit exceeded.
+    pub fn try_consume_special(&mut self, token: TokenId) -> Result<bool, ParseError> {
+        self.check()?;
+        let Some(row) = self.boundary_row() else { return Ok(false) };
+        let Some(special) = self.special_index_allowed(row, token) else { return Ok(false) };
+        let Some(r) = self.push_row(row, RowKey::Special(special)) else {
+            self.check()?;
+            return Ok(false);
+        };
+        let state = self.rows[r].lexer_start;
+        self.frames.push(Frame { state, row: r as u32, fresh: true });
+        self.check()?;
+        Ok(true)
+    }
+
+    /// Undoes the last `n` consumed bytes or special tokens (each special
+    /// token counts as one).
+    pub fn pop_bytes(&mut self, n: usize) {
+        let keep = self.frames.len().saturating_sub(n).max(1);
+        self.frames.truncate(keep);
+    }
+
+    /// Whether the text consumed so far is a sentence of the grammar (the
+    /// current lexeme, if any, ending here).
+    ///
+    /// # Errors
+    /// A limit exceeded.
+    pub fn is_accepting(&mut self) -> Result<bool, ParseError> {
+        self.check()?;
+        let acc = match self.boundary_row() {
+            Some(r) => self.rows[r].accepting,
+            None => false,
+        };
+        self.check()?;
+        Ok(acc)
+    }
+
+    /// Whether special token `token` may come next.
+    pub fn special_token_allowed(&mut self, token: TokenId) -> bool {
+        match self.boundary_row() {
+            Some(row) => self.special_index_allowed(row, token).is_some(),
+            None => false,
+        }
+    }
+
+    /// Whether any special token of the grammar may come next (cheap check
+    /// before asking about every special token).
+    pub fn any_special_allowed(&mut self) -> bool {
+        let Some(row) = self.boundary_row() else { return false };
+        let r = self.rows[row];
+        (r.start..r.end).any(|i| {
+            let sym = self.g.rhs[pos_of(self.items[i as usize]) as usize];
+            sym & END == 0 && matches!(self.g.kinds[sym as usize], SymbolKind::Special(_))
+        })
+    }
+
+    /// The row at which the next lexeme would start if the current one ended
+    /// here, or `None` when the current lexeme cannot end here.
+    fn boundary_row(&mut self) -> Option<usize> {
+        let top = *self.frames.last()?;
+        if top.fresh {
+            return Some(top.row as usize);
+        }
+        let acc = self.lexer.accepting(top.state)?;
+        self.push_row(top.row as usize, RowKey::Lexemes(acc))
+    }
+
+    fn special_index_allowed(&self, row: usize, token: TokenId) -> Option<u32> {
+        let r = self.rows[row];
+        for i in r.start..r.end {
+            let sym = self.g.rhs[pos_of(self.items[i as usize]) as usize];
+            if sym & END != 0 {
+                continue;
+            }
+            if let SymbolKind::Special(s) = self.g.kinds[sym as usize] {
+                if self.specials[s as usize].iter().any(|&(a, b)| a <= token.0 && token.0 <= b) {
+                    return Some(s);
+                }
+            }
+        }
+        None
+    }
+
+    /// Pushes one byte: the core of the trie walk.
+    #[inline]
+    fn push_byte(&mut self, b: u8) -> bool {
+        let Some(&top) = self.frames.last() else { return false };
+        let next = self.lexer.next(top.state, b);
+        if !next.is_dead() {
+            if self.lexer.is_lazy_end(next) {
+                return self.end_lazy(top.row as usize, next);
+            }
+            self.frames.push(Frame { state: next, row: top.row, fresh: false });
+            self.stats.bytes_pushed += 1;
+            return true;
+        }
+        // The byte does not continue the lexeme: it must end here (greedy)
+        // and the byte must start the next one.
+        if top.fresh {
+            return false;
+        }
+        let Some(acc) = self.lexer.accepting(top.state) else { return false };
+        let Some(r) = self.push_row(top.row as usize, RowKey::Lexemes(acc)) else { return false };
+        let next = self.lexer.next(self.rows[r].lexer_start, b);
+        if next.is_dead() {
+            return false;
+        }
+        if self.lexer.is_lazy_end(next) {
+            return self.end_lazy(r, next);
+        }
+        self.frames.push(Frame { state: next, row: r as u32, fresh: false });
+        self.stats.bytes_pushed += 1;
+        true
+    }
+
+    /// A lazy lexeme matched at `state` (started at `row`): it ends now.
+    fn end_lazy(&mut self, row: usize, state: StateId) -> bool {
+        let Some(acc) = self.lexer.accepting(state) else { return false };
+        let Some(r) = self.push_row(row, RowKey::Lexemes(acc)) else { return false };
+        let start = self.rows[r].lexer_start;
+        self.frames.push(Frame { state: start, row: r as u32, fresh: true });
+        self.stats.bytes_pushed += 1;
+        true
+    }
+
+    /// The row after scanning `key` at row `parent`: reused when the cached
+    /// row above `parent` was made by the same key, computed otherwise.
+    /// `None` when the row is empty or a limit is exceeded.
+    fn push_row(&mut self, parent: usize, key: RowKey) -> Option<usize> {
+        let d = parent + 1;
+        if self.rows.len() > d && self.rows[d].key == key {
+            self.stats.rows_reused += 1;
+            let r = self.rows[d];
+            return if r.start == r.end { None } else { Some(d) };
+        }
+        if self.error.is_some() {
+            return None;
+        }
+        self.rows.truncate(d);
+        self.items.truncate(self.rows[parent].end as usize);
+        let p = self.rows[parent];
+        let (skip_scanned, only_skip) = match key {
+            RowKey::Lexemes(acc) => {
+                let set = self.lexer.accept_set(acc);
+                let skip = self.g.skip.is_some_and(|s| set.contains(&s));
+                (skip, skip && set.len() == 1)
+            }
+            RowKey::Special(_) => (false, false),
+        };
+        if only_skip {
+            // Only `%ignore` matched: the parse state does not change.
+            self.rows.push(Row { key, ..p });
+            self.stats.rows_computed += 1;
+            return Some(d);
+        }
+        self.compute_row(Some(parent), key, |s| {
+            for i in p.start..p.end {
+                let it = s.items[i as usize];
+                let pos = pos_of(it);
+                let sym = s.g.rhs[pos as usize];
+                if sym & END != 0 {
+                    continue;
+                }
+                let scans = match (s.g.kinds[sym as usize].clone(), key) {
+                    (SymbolKind::Lexeme(l), RowKey::Lexemes(acc)) => {
+                        s.lexer.accept_set(acc).binary_search(&l).is_ok()
+                    }
+                    (SymbolKind::Special(x), RowKey::Special(y)) => x == y,
+                    _ => false,
+                };
+                if scans {
+                    s.add(item(pos + 1, origin_of(it)));
+                }
+                if skip_scanned {
+                    s.add(it);
+                }
+            }
+        });
+        if self.error.is_some() {
+            self.rows.truncate(d);
+            return None;
+        }
+        let r = self.rows[d];
+        if r.start == r.end { None } else { Some(d) }
+    }
+
+    /// Computes a new row on top of the item vector: `seed` adds the kernel
+    /// items, then predict/complete run to closure.
+    fn compute_row(&mut self, parent: Option<usize>, key: RowKey, seed: impl FnOnce(&mut Parser)) {
+        let d = parent.map_or(0, |p| p + 1) as u32;
+        let start = self.items.len();
+        self.seen.clear();
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.predicted.iter_mut().for_each(|x| *x = 0);
+            self.generation = 1;
+        }
+        seed(self);
+        let mut i = start;
+        let max_row = self.g.limits.max_items_per_row;
+        while i < self.items.len() {
+            if self.items.len() - start > max_row {
+                self.error = Some(ParseError::TooManyItems { limit: max_row });
+                self.items.truncate(start);
+                return;
+            }
+            let it = self.items[i];
+            i += 1;
+            let pos = pos_of(it);
+            let origin = origin_of(it);
+            let sym = self.g.rhs[pos as usize];
+            if sym & END != 0 {
+                // Complete. Items with origin == d completed a nullable
+                // symbol, already advanced at prediction time.
+                if origin == d {
+                    continue;
+                }
+                let lhs = sym & !END;
+                let o = self.rows[origin as usize];
+                for j in o.start..o.end {
+                    let jt = self.items[j as usize];
+                    let jp = pos_of(jt);
+                    if self.g.rhs[jp as usize] == lhs {
+                        self.add(item(jp + 1, origin_of(jt)));
+                    }
+                }
+            } else if self.g.kinds[sym as usize] == SymbolKind::Nonterminal {
+                if self.predicted[sym as usize] != self.generation {
+                    self.predicted[sym as usize] = self.generation;
+                    let (a, b) = self.g.rules_of[sym as usize];
+                    for r in a..b {
+                        let s = self.g.rule_starts[r as usize];
+                        self.add(item(s, d));
+                    }
+                }
+                if self.g.nullable[sym as usize] {
+                    self.add(item(pos + 1, origin));
+                }
+            }
+        }
+        let n = self.items.len() - start;
+        self.step_items += n;
+        self.stats.items_computed += n as u64;
+        self.stats.rows_computed += 1;
+        let max_step = self.g.limits.max_items_per_step;
+        if self.step_items > max_step {
+            self.error = Some(ParseError::StepTooExpensive { limit: max_step });
+            self.items.truncate(start);
+            return;
+        }
+        // Allowed lexemes and acceptance.
+        self.allowed.clear();
+        let mut accepting = false;
+        for j in start..self.items.len() {
+            let it = self.items[j];
+            let sym = self.g.rhs[pos_of(it) as usize];
+            if sym & END != 0 {
+                if pos_of(it) == self.g.accept_pos && origin_of(it) == 0 {
+                    accepting = true;
+                }
+            } else if let SymbolKind::Lexeme(l) = self.g.kinds[sym as usize] {
+                self.allowed.insert(l);
+            }
+        }
+        if let Some(skip) = self.g.skip {
+            if start < self.items.len() {
+                self.allowed.insert(skip);
+            }
+        }
+        let lexer_start = self.lexer.start_state(&self.allowed);
+        self.rows.push(Row {
+            start: start as u32,
+            end: self.items.len() as u32,
+            lexer_start,
+            accepting,
+            key,
+        });
+    }
+
+    #[inline]
+    fn add(&mut self, it: Item) {
+        if self.seen.insert(it) {
+            self.items.push(it);
+        }
+    }
+
+    /// The lexemes allowed at the start of the next lexeme, when the
+    /// current one ends here (for tests and debugging).
+    pub fn allowed_lexemes(&mut self) -> Vec<LexemeId> {
+        match self.boundary_row() {
+            Some(r) => {
+                let s = self.rows[r].lexer_start;
+                self.lexer.live_lexemes(s).collect()
+            }
+            None => Vec::new(),
+        }
+    }
+}
+
+impl Recognizer for Parser {
+    fn trie_started(&mut self) {
+        self.begin_step();
+    }
+
+    #[inline]
+    fn try_push_byte(&mut self, byte: u8) -> bool {
+        self.push_byte(byte)
+    }
+
+    #[inline]
+    fn pop_bytes(&mut self, n: usize) {
+        self.frames.truncate(self.frames.len() - n);
+    }
+
+    fn special_allowed(&mut self, token: TokenId) -> bool {
+        self.special_token_allowed(token)
+    }
+}

@@ -1,0 +1,187 @@
+//! The grammar-construction API: validation errors, desugaring, limits.
+
+use earley::{GrammarBuilder, GrammarError, Limits, SpecialToken};
+use lexer::{LexemeSpec, RegexAst};
+
+#[test]
+fn undefined_nonterminal_is_named() {
+    let mut b = GrammarBuilder::new();
+    let a = b.literal("a");
+    let value = b.add_nonterminal("value");
+    let start = b.add_nonterminal("start");
+    b.add_rule(start, &[a, value]);
+    let err = b.build(start, Limits::default()).unwrap_err();
+    assert_eq!(err, GrammarError::Undefined { name: "value".into() });
+    assert!(err.to_string().contains("value"));
+}
+
+#[test]
+fn rule_for_a_terminal_is_an_error() {
+    let mut b = GrammarBuilder::new();
+    let a = b.literal("a");
+    b.add_rule(a, &[a]);
+    let err = b.build(a, Limits::default()).unwrap_err();
+    assert!(matches!(err, GrammarError::NotANonterminal { ref name } if name == "\"a\""));
+}
+
+#[test]
+fn empty_language_is_an_error() {
+    let mut b = GrammarBuilder::new();
+    let s = b.add_nonterminal("s");
+    let a = b.literal("a");
+    b.add_rule(s, &[a, s]); // no base case
+    let err = b.build(s, Limits::default()).unwrap_err();
+    assert_eq!(err, GrammarError::EmptyLanguage { start: "s".into() });
+
+    let mut b = GrammarBuilder::new();
+    let never = b.add_lexeme(LexemeSpec::new("NEVER", RegexAst::NoMatch));
+    let s = b.add_nonterminal("s");
+    b.add_rule(s, &[never]);
+    assert!(matches!(b.build(s, Limits::default()), Err(GrammarError::EmptyLanguage { .. })));
+}
+
+#[test]
+fn unknown_symbol_and_bad_regex_are_errors() {
+    let mut other = GrammarBuilder::new();
+    for i in 0..5 {
+        other.add_nonterminal(&format!("n{i}"));
+    }
+    let foreign = other.add_nonterminal("foreign");
+    let mut b = GrammarBuilder::new();
+    let s = b.add_nonterminal("s");
+    b.add_rule(s, &[foreign]);
+    assert!(matches!(b.build(s, Limits::default()), Err(GrammarError::UnknownSymbol { .. })));
+
+    let mut b = GrammarBuilder::new();
+    let bad = b.add_lexeme(LexemeSpec::regex("[a-"));
+    let s = b.add_nonterminal("s");
+    b.add_rule(s, &[bad]);
+    let err = b.build(s, Limits::default()).unwrap_err();
+    assert!(matches!(err, GrammarError::Lexer(_)));
+    assert!(err.to_string().contains("/[a-/"), "{err}");
+}
+
+#[test]
+fn unproductive_and_unreachable_rules_are_pruned() {
+    let mut b = GrammarBuilder::new();
+    let a = b.literal("a");
+    let loop_ = b.add_nonterminal("loop");
+    b.add_rule(loop_, &[a, loop_]);
+    let unused = b.add_nonterminal("unused");
+    b.add_rule(unused, &[a]);
+    let s = b.add_nonterminal("s");
+    b.add_rule(s, &[a]);
+    b.add_rule(s, &[loop_]);
+    let g = b.build(s, Limits::default()).unwrap();
+    assert_eq!(g.num_rules(), 2); // s → a, and the synthetic start
+    assert!(g.accepts(b"a").unwrap());
+    assert!(!g.accepts(b"aa").unwrap());
+}
+
+#[test]
+fn huge_repeat_is_logarithmic_and_exact() {
+    let mut b = GrammarBuilder::new();
+    let a = b.literal("a");
+    let sep = b.literal(",");
+    let item = b.add_nonterminal("item");
+    b.add_rule(item, &[a, sep]);
+    let r = b.repeat(item, 0, Some(100_000)).unwrap();
+    let g = b.build(r, Limits::default()).unwrap();
+    assert!(g.num_rules() < 200, "{} rules", g.num_rules());
+    assert!(g.accepts(b"").unwrap());
+    assert!(g.accepts(b"a,a,a,").unwrap());
+    assert!(!g.accepts(b"a,a").unwrap());
+
+    for (min, max) in [(0, 0), (0, 1), (2, 2), (1, 5), (3, 6), (0, 7), (5, 13)] {
+        let mut b = GrammarBuilder::new();
+        let a = b.literal("a");
+        let sep = b.literal(",");
+        let item = b.add_nonterminal("item");
+        b.add_rule(item, &[a, sep]);
+        let r = b.repeat(item, min, Some(max)).unwrap();
+        let g = b.build(r, Limits::default()).unwrap();
+        for k in 0..=max + 3 {
+            let text = "a,".repeat(k as usize);
+            assert_eq!(
+                g.accepts(text.as_bytes()).unwrap(),
+                (min..=max).contains(&k),
+                "{{{min},{max}}} on {k}"
+            );
+        }
+    }
+    let mut b = GrammarBuilder::new();
+    let a = b.literal("a");
+    assert!(matches!(b.repeat(a, 3, Some(2)), Err(GrammarError::BadRepeat { .. })));
+}
+
+#[test]
+fn unbounded_repeat_and_optional() {
+    let mut b = GrammarBuilder::new();
+    let a = b.literal("a");
+    let sp = b.literal(" ");
+    let item = b.add_nonterminal("item");
+    b.add_rule(item, &[a, sp]);
+    let r = b.repeat(item, 2, None).unwrap();
+    let opt = b.optional(a);
+    let s = b.add_nonterminal("s");
+    b.add_rule(s, &[r, opt]);
+    let g = b.build(s, Limits::default()).unwrap();
+    assert!(!g.accepts(b"a ").unwrap());
+    assert!(g.accepts(b"a a ").unwrap());
+    assert!(g.accepts(b"a a a a a").unwrap());
+}
+
+#[test]
+fn nullable_lexeme_becomes_optional() {
+    let mut b = GrammarBuilder::new();
+    let x = b.literal("x");
+    let digits = b.add_lexeme(LexemeSpec::regex("[0-9]*"));
+    let y = b.literal("y");
+    let s = b.add_nonterminal("s");
+    b.add_rule(s, &[x, digits, y]);
+    let g = b.build(s, Limits::default()).unwrap();
+    assert!(g.accepts(b"xy").unwrap());
+    assert!(g.accepts(b"x123y").unwrap());
+    assert!(!g.accepts(b"x12a").unwrap());
+}
+
+#[test]
+fn too_many_rules_is_an_error() {
+    let mut b = GrammarBuilder::new();
+    let a = b.literal("a");
+    let s = b.add_nonterminal("s");
+    for _ in 0..100 {
+        b.add_rule(s, &[a]);
+    }
+    let limits = Limits { max_rules: 50, ..Limits::default() };
+    assert_eq!(
+        b.build(s, limits).unwrap_err(),
+        GrammarError::TooLarge { what: "rules", limit: 50 }
+    );
+}
+
+#[test]
+fn special_tokens_are_terminals() {
+    let mut b = GrammarBuilder::new();
+    let tag = b.special_token(SpecialToken::Name("<|tag|>".into()));
+    let ids = b.special_token(SpecialToken::Ids(vec![(10, 12)]));
+    let word = b.add_lexeme(LexemeSpec::regex("[a-z]+"));
+    let s = b.add_nonterminal("s");
+    b.add_rule(s, &[word, tag, ids]);
+    let g = b.build(s, Limits::default()).unwrap();
+    assert_eq!(g.special_tokens().len(), 2);
+    let unknown = earley::Parser::new(&g, &|_| None).unwrap_err();
+    assert!(unknown.to_string().contains("<|tag|>"));
+    let mut p =
+        earley::Parser::new(&g, &|n| (n == "<|tag|>").then_some(toktrie::TokenId(7))).unwrap();
+    for &c in b"abc" {
+        assert!(p.try_consume_byte(c).unwrap());
+    }
+    assert!(!p.special_token_allowed(toktrie::TokenId(11)));
+    assert!(p.special_token_allowed(toktrie::TokenId(7)));
+    assert!(p.try_consume_special(toktrie::TokenId(7)).unwrap());
+    assert!(!p.try_consume_byte(b'a').unwrap());
+    assert!(!p.is_accepting().unwrap());
+    assert!(p.try_consume_special(toktrie::TokenId(12)).unwrap());
+    assert!(p.is_accepting().unwrap());
+}

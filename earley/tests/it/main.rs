@@ -1,0 +1,3 @@
+//! Integration tests of the `earley` crate (one binary, one module per concern).
+
+mod builder;

@@ -1,0 +1,76 @@
+//! Lexer errors.
+
+use crate::spec::LexemeId;
+
+/// Why a lexer could not be built or could not go on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LexerErrorKind {
+    /// A lexeme's regular expression does not compile.
+    Regex {
+        /// The lexeme.
+        lexeme: LexemeId,
+        /// Its name.
+        name: String,
+        /// derivre's message.
+        message: String,
+    },
+    /// An emptiness check ran out of fuel (see [`LexerLimits::relevance_fuel`](crate::LexerLimits)).
+    RelevanceFuel {
+        /// The lexeme being checked, when known.
+        lexeme: Option<LexemeId>,
+        /// Its name.
+        name: String,
+    },
+    /// More lexer states than [`LexerLimits::max_states`](crate::LexerLimits).
+    TooManyStates {
+        /// The limit.
+        limit: usize,
+    },
+    /// More expression nodes than [`LexerLimits::max_exprs`](crate::LexerLimits).
+    TooManyExprs {
+        /// The limit.
+        limit: usize,
+    },
+}
+
+/// A lexer error; [`kind`](LexerError::kind) says what went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LexerError {
+    kind: LexerErrorKind,
+}
+
+impl LexerError {
+    pub(crate) fn new(kind: LexerErrorKind) -> LexerError {
+        LexerError { kind }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &LexerErrorKind {
+        &self.kind
+    }
+}
+
+impl std::fmt::Display for LexerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kind {
+            LexerErrorKind::Regex { name, message, .. } => {
+                write!(f, "invalid regular expression in lexeme {name}: {message}")
+            }
+            LexerErrorKind::RelevanceFuel { name, .. } => write!(
+                f,
+                "lexeme {name} is too complex: the emptiness check ran out of fuel \
+                 (raise LexerLimits::relevance_fuel)"
+            ),
+            LexerErrorKind::TooManyStates { limit } => {
+                write!(f, "the lexer needs more than {limit} states (LexerLimits::max_states)")
+            }
+            LexerErrorKind::TooManyExprs { limit } => write!(
+                f,
+                "the lexer needs more than {limit} expression nodes (LexerLimits::max_exprs)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LexerError {}

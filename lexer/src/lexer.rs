@@ -1,0 +1,437 @@
+//! The lexer: states are sets of live (lexeme, derivative) pairs, cached in a
+//! flat (state × byte class) transition table.
+
+use derivre::raw::{DerivCache, ExprSet, RelevanceCache};
+use derivre::{ExprRef, RegexBuilder};
+use rustc_hash::FxHashMap;
+
+use crate::byteclass::ByteClasses;
+use crate::error::{LexerError, LexerErrorKind};
+use crate::spec::{LexemeId, LexemeSet, LexerLimits, LexerSpec};
+
+/// A lexer state: the set of lexemes still alive after the bytes seen since
+/// the last lexeme boundary, each with its derivative.
+///
+/// Ids are dense from 0 per [`Lexer`]; [`StateId::DEAD`] (no live lexeme) is 0.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct StateId(u32);
+
+impl StateId {
+    /// The state with no live lexeme: every byte is rejected.
+    pub const DEAD: StateId = StateId(0);
+
+    /// Whether this is [`StateId::DEAD`].
+    #[inline]
+    pub fn is_dead(self) -> bool {
+        self == StateId::DEAD
+    }
+
+    /// The id as an index into per-state arrays.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The id of an interned set of lexemes that accept at once (see
+/// [`Lexer::accepting`]); equal sets have equal ids within one lexer.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct AcceptSetId(u32);
+
+impl AcceptSetId {
+    /// The id as an index.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Marks a transition that has not been computed yet.
+const MISSING: u32 = u32::MAX;
+
+/// Per-lexeme compiled data.
+#[derive(Clone, Debug)]
+struct LexemeInfo {
+    name: String,
+    /// The non-empty part of the lexeme's language (`L \ {ε}`), or
+    /// `ExprRef::NO_MATCH` when that part is empty.
+    expr: ExprRef,
+    /// Whether the lexeme's language contains the empty string.
+    nullable: bool,
+    lazy: bool,
+}
+
+/// Per-state data computed when the state is created.
+#[derive(Clone, Copy, Debug)]
+struct StateInfo {
+    /// The lexemes whose derivative is nullable, i.e. that match the bytes
+    /// seen so far; `None` when no lexeme matches.
+    accepting: Option<AcceptSetId>,
+    /// Whether some accepting lexeme is lazy: the lexeme ends at this byte.
+    lazy_end: bool,
+}
+
+/// A lexer over the lexemes of one [`LexerSpec`].
+///
+/// Cloning is cheap enough to give each parser its own copy with warm caches.
+#[derive(Clone)]
+pub struct Lexer {
+    exprs: ExprSet,
+    deriv: DerivCache,
+    relevance: RelevanceCache,
+    lexemes: Vec<LexemeInfo>,
+    classes: ByteClasses,
+    /// Flattened (lexeme id, expr id) pairs of every state, sorted by lexeme.
+    /// Invariant: `state_pairs[i]` is the content of `StateId(i)`; entry 0 is
+    /// empty (the dead state).
+    state_pairs: Vec<Box<[u32]>>,
+    state_ids: FxHashMap<Box<[u32]>, StateId>,
+    state_info: Vec<StateInfo>,
+    /// Invariant: `table[s * classes.len() + c]` is the successor of state `s`
+    /// on byte class `c`, or `MISSING` when not computed yet.
+    table: Vec<u32>,
+    accept_sets: Vec<Box<[LexemeId]>>,
+    accept_ids: FxHashMap<Box<[LexemeId]>, AcceptSetId>,
+    start_cache: FxHashMap<Vec<u64>, StateId>,
+    limits: LexerLimits,
+    /// The first resource error met on the hot path (sticky).
+    error: Option<LexerError>,
+    num_transitions: usize,
+}
+
+impl std::fmt::Debug for Lexer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lexer")
+            .field("lexemes", &self.lexemes.len())
+            .field("byte_classes", &self.classes.len())
+            .field("states", &self.state_pairs.len())
+            .field("transitions", &self.num_transitions)
+            .field("exprs", &self.exprs.len())
+            .finish()
+    }
+}
+
+impl Lexer {
+    /// Compiles the lexemes of `spec`.
+    ///
+    /// # Errors
+    /// A lexeme whose regex does not parse or is invalid ([`LexerErrorKind::Regex`]),
+    /// or a limit exceeded while checking which lexemes are empty.
+    pub fn new(spec: &LexerSpec, limits: LexerLimits) -> Result<Lexer, LexerError> {
+        let mut builder = RegexBuilder::new();
+        let mut roots = Vec::with_capacity(spec.len());
+        for (i, lexeme) in spec.lexemes().iter().enumerate() {
+            let e = builder.mk(&lexeme.regex).map_err(|err| {
+                LexerError::new(LexerErrorKind::Regex {
+                    lexeme: LexemeId(i as u32),
+                    name: lexeme.name.clone(),
+                    message: err.to_string(),
+                })
+            })?;
+            roots.push(e);
+        }
+        let mut exprs = builder.into_exprset();
+        let mut relevance = RelevanceCache::new();
+        let mut lexemes = Vec::with_capacity(spec.len());
+        for (i, (lexeme, &e)) in spec.lexemes().iter().zip(&roots).enumerate() {
+            let nullable = exprs.is_nullable(e);
+            let non_empty = if nullable {
+                exprs.mk_and(&mut vec![e, ExprRef::NON_EMPTY_BYTE_STRING])
+            } else {
+                e
+            };
+            let live = if non_empty == ExprRef::NO_MATCH {
+                false
+            } else {
+                relevance
+                    .is_non_empty_limited(&mut exprs, non_empty, limits.relevance_fuel)
+                    .map_err(|_| {
+                        LexerError::new(LexerErrorKind::RelevanceFuel {
+                            lexeme: Some(LexemeId(i as u32)),
+                            name: lexeme.name.clone(),
+                        })
+                    })?
+            };
+            lexemes.push(LexemeInfo {
+                name: lexeme.name.clone(),
+                expr: if live { non_empty } else { ExprRef::NO_MATCH },
+                nullable,
+                lazy: lexeme.lazy,
+            });
+        }
+        let mut deriv = DerivCache::new();
+        let classes = ByteClasses::of_exprset(&mut exprs, &mut deriv);
+        let mut lexer = Lexer {
+            exprs,
+            deriv,
+            relevance,
+            lexemes,
+            classes,
+            state_pairs: Vec::new(),
+            state_ids: FxHashMap::default(),
+            state_info: Vec::new(),
+            table: Vec::new(),
+            accept_sets: Vec::new(),
+            accept_ids: FxHashMap::default(),
+            start_cache: FxHashMap::default(),
+            limits,
+            error: None,
+            num_transitions: 0,
+        };
+        let dead = lexer.intern_state(Vec::new().into_boxed_slice())?;
+        debug_assert_eq!(dead, StateId::DEAD);
+        Ok(lexer)
+    }
+
+    /// The number of lexemes.
+    pub fn num_lexemes(&self) -> usize {
+        self.lexemes.len()
+    }
+
+    /// The name of lexeme `id` (as given in its [`LexemeSpec`](crate::LexemeSpec)).
+    ///
+    /// # Panics
+    /// When `id` is not a lexeme of this lexer.
+    pub fn lexeme_name(&self, id: LexemeId) -> &str {
+        &self.lexemes[id.index()].name
+    }
+
+    /// Whether the language of lexeme `id` contains the empty string.
+    ///
+    /// The lexer itself only matches the non-empty part; the parser makes a
+    /// nullable lexeme's symbol optional.
+    ///
+    /// # Panics
+    /// When `id` is not a lexeme of this lexer.
+    pub fn is_nullable(&self, id: LexemeId) -> bool {
+        self.lexemes[id.index()].nullable
+    }
+
+    /// Whether lexeme `id` matches no non-empty string.
+    ///
+    /// # Panics
+    /// When `id` is not a lexeme of this lexer.
+    pub fn matches_nothing(&self, id: LexemeId) -> bool {
+        self.lexemes[id.index()].expr == ExprRef::NO_MATCH
+    }
+
+    /// Whether lexeme `id` is lazy.
+    ///
+    /// # Panics
+    /// When `id` is not a lexeme of this lexer.
+    pub fn is_lazy(&self, id: LexemeId) -> bool {
+        self.lexemes[id.index()].lazy
+    }
+
+    /// The number of byte classes (bytes no lexeme distinguishes share one).
+    pub fn num_byte_classes(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// The number of states created so far (the dead state included).
+    pub fn num_states(&self) -> usize {
+        self.state_pairs.len()
+    }
+
+    /// The number of transitions computed by the derivative engine so far
+    /// (each table miss counts once).
+    pub fn num_transitions(&self) -> usize {
+        self.num_transitions
+    }
+
+    /// The first resource error met by [`next`](Lexer::next) or
+    /// [`start_state`](Lexer::start_state), if any. Once set, the lexer keeps
+    /// answering, but the answers after the error may be too strict.
+    pub fn error(&self) -> Option<&LexerError> {
+        self.error.as_ref()
+    }
+
+    /// The state at a lexeme boundary when exactly the lexemes in `allowed`
+    /// may come next (empty-language lexemes are dropped).
+    ///
+    /// Returns [`StateId::DEAD`] when nothing is allowed or when a limit is
+    /// exceeded (then [`error`](Lexer::error) is set).
+    pub fn start_state(&mut self, allowed: &LexemeSet) -> StateId {
+        if let Some(&s) = self.start_cache.get(allowed.key()) {
+            return s;
+        }
+        let mut pairs = Vec::new();
+        for id in allowed.iter() {
+            let Some(info) = self.lexemes.get(id.index()) else { continue };
+            if info.expr != ExprRef::NO_MATCH {
+                pairs.push(id.0);
+                pairs.push(info.expr.as_u32());
+            }
+        }
+        let s = self.intern_or_dead(pairs.into_boxed_slice());
+        if self.error.is_none() {
+            self.start_cache.insert(allowed.key().to_vec(), s);
+        }
+        s
+    }
+
+    /// The state after `byte`, or [`StateId::DEAD`] when no live lexeme
+    /// continues with it. A table look-up, except on the first visit of the
+    /// (state, byte class) pair.
+    #[inline]
+    pub fn next(&mut self, state: StateId, byte: u8) -> StateId {
+        let idx = state.index() * self.classes.len() + self.classes.class(byte);
+        let t = self.table[idx];
+        if t != MISSING {
+            return StateId(t);
+        }
+        self.next_slow(state, byte, idx)
+    }
+
+    /// The state after every byte of `bytes` (dead as soon as one is rejected).
+    pub fn next_bytes(&mut self, mut state: StateId, bytes: &[u8]) -> StateId {
+        for &b in bytes {
+            if state.is_dead() {
+                break;
+            }
+            state = self.next(state, b);
+        }
+        state
+    }
+
+    /// The lexemes that match the bytes seen since the boundary, if any.
+    #[inline]
+    pub fn accepting(&self, state: StateId) -> Option<AcceptSetId> {
+        self.state_info[state.index()].accepting
+    }
+
+    /// Whether a lazy lexeme matches in `state`: the lexeme ends here, with
+    /// the byte that led to this state.
+    #[inline]
+    pub fn is_lazy_end(&self, state: StateId) -> bool {
+        self.state_info[state.index()].lazy_end
+    }
+
+    /// The lexemes of an accepting set, in increasing id order.
+    ///
+    /// # Panics
+    /// When `id` does not come from this lexer.
+    #[inline]
+    pub fn accept_set(&self, id: AcceptSetId) -> &[LexemeId] {
+        &self.accept_sets[id.index()]
+    }
+
+    /// The lexemes still alive in `state`, in increasing id order.
+    pub fn live_lexemes(&self, state: StateId) -> impl Iterator<Item = LexemeId> + '_ {
+        self.state_pairs[state.index()].chunks_exact(2).map(|p| LexemeId(p[0]))
+    }
+
+    /// Whether lexeme `id` matches `bytes` exactly (a test helper; it builds
+    /// states like any other call).
+    pub fn lexeme_matches(&mut self, id: LexemeId, bytes: &[u8]) -> bool {
+        let mut set = LexemeSet::with_capacity(self.lexemes.len());
+        set.insert(id);
+        let s = self.start_state(&set);
+        let s = self.next_bytes(s, bytes);
+        !s.is_dead() && self.accepting(s).is_some_and(|a| self.accept_set(a).contains(&id))
+    }
+
+    #[cold]
+    fn next_slow(&mut self, state: StateId, byte: u8, idx: usize) -> StateId {
+        self.num_transitions += 1;
+        let mut pairs = Vec::new();
+        let src = self.state_pairs[state.index()].clone();
+        for p in src.chunks_exact(2) {
+            let e = ExprRef::new(p[1]);
+            let d = self.deriv.derivative(&mut self.exprs, e, byte);
+            if d == ExprRef::NO_MATCH {
+                continue;
+            }
+            if !self.exprs.is_positive(d) {
+                match self.relevance.is_non_empty_limited(
+                    &mut self.exprs,
+                    d,
+                    self.limits.relevance_fuel,
+                ) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(_) => {
+                        let lexeme = LexemeId(p[0]);
+                        let name = self.lexemes[lexeme.index()].name.clone();
+                        self.set_error(LexerErrorKind::RelevanceFuel {
+                            lexeme: Some(lexeme),
+                            name,
+                        });
+                        return StateId::DEAD;
+                    }
+                }
+            }
+            pairs.push(p[0]);
+            pairs.push(d.as_u32());
+        }
+        if self.exprs.len() > self.limits.max_exprs {
+            self.set_error(LexerErrorKind::TooManyExprs { limit: self.limits.max_exprs });
+            return StateId::DEAD;
+        }
+        let s = self.intern_or_dead(pairs.into_boxed_slice());
+        if self.error.is_none() {
+            self.table[idx] = s.0;
+        }
+        s
+    }
+
+    fn intern_or_dead(&mut self, pairs: Box<[u32]>) -> StateId {
+        match self.intern_state(pairs) {
+            Ok(s) => s,
+            Err(e) => {
+                if self.error.is_none() {
+                    self.error = Some(e);
+                }
+                StateId::DEAD
+            }
+        }
+    }
+
+    fn set_error(&mut self, kind: LexerErrorKind) {
+        if self.error.is_none() {
+            self.error = Some(LexerError::new(kind));
+        }
+    }
+
+    fn intern_state(&mut self, pairs: Box<[u32]>) -> Result<StateId, LexerError> {
+        if let Some(&s) = self.state_ids.get(&pairs) {
+            return Ok(s);
+        }
+        if self.state_pairs.len() >= self.limits.max_states {
+            return Err(LexerError::new(LexerErrorKind::TooManyStates {
+                limit: self.limits.max_states,
+            }));
+        }
+        let mut accepting = Vec::new();
+        let mut lazy_end = false;
+        for p in pairs.chunks_exact(2) {
+            if self.exprs.is_nullable(ExprRef::new(p[1])) {
+                let id = LexemeId(p[0]);
+                lazy_end |= self.lexemes[id.index()].lazy;
+                accepting.push(id);
+            }
+        }
+        let accepting = if accepting.is_empty() {
+            None
+        } else {
+            let accepting = accepting.into_boxed_slice();
+            Some(match self.accept_ids.get(&accepting) {
+                Some(&a) => a,
+                None => {
+                    let a = AcceptSetId(self.accept_sets.len() as u32);
+                    self.accept_sets.push(accepting.clone());
+                    self.accept_ids.insert(accepting, a);
+                    a
+                }
+            })
+        };
+        let s = StateId(self.state_pairs.len() as u32);
+        self.state_pairs.push(pairs.clone());
+        self.state_ids.insert(pairs, s);
+        self.state_info.push(StateInfo { accepting, lazy_end });
+        // The dead state's row points to itself, so a walk never reads MISSING there.
+        let fill = if s == StateId::DEAD { StateId::DEAD.0 } else { MISSING };
+        self.table.extend(std::iter::repeat_n(fill, self.classes.len()));
+        Ok(s)
+    }
+}

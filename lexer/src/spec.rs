@@ -1,0 +1,183 @@
+//! What a lexer recognizes: lexemes (named regular expressions) and limits.
+
+use derivre::RegexAst;
+
+/// The index of a lexeme in its [`LexerSpec`], dense from 0.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
+pub struct LexemeId(pub u32);
+
+impl LexemeId {
+    /// The id as an index into per-lexeme arrays.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One lexeme: a name (for messages), a regular expression and its matching mode.
+///
+/// The regular expression is a [`derivre::RegexAst`], so front-ends can build
+/// intersections ([`RegexAst::And`]), complements ([`RegexAst::Not`]),
+/// bounded repetitions and JSON quoting directly, or pass a pattern string
+/// ([`RegexAst::Regex`], implicitly anchored, `regex` crate syntax).
+///
+/// A lexeme never matches the empty string inside the lexer: when its regex
+/// is nullable, the lexer matches the non-empty part and reports
+/// [`Lexer::is_nullable`](crate::Lexer::is_nullable) so that the parser's
+/// grammar builder makes the lexeme's symbol optional instead.
+#[derive(Clone, Debug)]
+pub struct LexemeSpec {
+    /// A human-readable name: the Lark terminal name, `"while"`, `/[0-9]+/`.
+    pub name: String,
+    /// The language of the lexeme (anchored at both ends).
+    pub regex: RegexAst,
+    /// Greedy (`false`, the default): the lexeme extends while the next byte
+    /// keeps it alive (maximal munch, no backtracking). Lazy (`true`): the
+    /// lexeme ends at the first byte where it matches.
+    pub lazy: bool,
+}
+
+impl LexemeSpec {
+    /// A greedy lexeme from an AST.
+    pub fn new(name: impl Into<String>, regex: RegexAst) -> LexemeSpec {
+        LexemeSpec { name: name.into(), regex, lazy: false }
+    }
+
+    /// A greedy lexeme matching exactly `text`; named by its quoted text.
+    pub fn literal(text: &str) -> LexemeSpec {
+        LexemeSpec::new(format!("{text:?}"), RegexAst::Literal(text.to_string()))
+    }
+
+    /// A greedy lexeme from a pattern string (anchored; `regex` crate syntax);
+    /// named `/pattern/`.
+    pub fn regex(pattern: &str) -> LexemeSpec {
+        LexemeSpec::new(format!("/{pattern}/"), RegexAst::Regex(pattern.to_string()))
+    }
+
+    /// The same lexeme, lazy (ends at its first match).
+    pub fn lazy(mut self) -> LexemeSpec {
+        self.lazy = true;
+        self
+    }
+}
+
+/// Resource limits of a lexer; exceeding one is an error, never a hang.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LexerLimits {
+    /// The most lexer states (sets of live derivatives) one lexer may create.
+    pub max_states: usize,
+    /// The most derivre expression nodes (the shared hash-consed set) the
+    /// lexer may hold, counting the lexemes and every derivative built later.
+    pub max_exprs: usize,
+    /// Fuel for each emptiness check of a derivative (a unit is one step of
+    /// derivre's relevance search); checks on intersections and complements
+    /// can be exponential, so this bounds them.
+    pub relevance_fuel: u64,
+}
+
+impl Default for LexerLimits {
+    fn default() -> LexerLimits {
+        LexerLimits { max_states: 50_000, max_exprs: 2_000_000, relevance_fuel: 100_000 }
+    }
+}
+
+/// The lexemes of one grammar, in id order.
+#[derive(Clone, Debug, Default)]
+pub struct LexerSpec {
+    lexemes: Vec<LexemeSpec>,
+}
+
+impl LexerSpec {
+    /// An empty spec.
+    pub fn new() -> LexerSpec {
+        LexerSpec::default()
+    }
+
+    /// Adds a lexeme and returns its id (ids are dense, in insertion order).
+    pub fn add(&mut self, lexeme: LexemeSpec) -> LexemeId {
+        let id = LexemeId(self.lexemes.len() as u32);
+        self.lexemes.push(lexeme);
+        id
+    }
+
+    /// The lexeme `id`, if it exists.
+    pub fn get(&self, id: LexemeId) -> Option<&LexemeSpec> {
+        self.lexemes.get(id.index())
+    }
+
+    /// The number of lexemes.
+    pub fn len(&self) -> usize {
+        self.lexemes.len()
+    }
+
+    /// Whether there are no lexemes.
+    pub fn is_empty(&self) -> bool {
+        self.lexemes.is_empty()
+    }
+
+    /// All lexemes in id order.
+    pub fn lexemes(&self) -> &[LexemeSpec] {
+        &self.lexemes
+    }
+}
+
+/// A set of lexemes, as a bitset over [`LexemeId`]s.
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub struct LexemeSet {
+    words: Vec<u64>,
+}
+
+impl LexemeSet {
+    /// An empty set able to hold ids below `n` without growing.
+    pub fn with_capacity(n: usize) -> LexemeSet {
+        LexemeSet { words: vec![0; n.div_ceil(64)] }
+    }
+
+    /// Adds `id`.
+    #[inline]
+    pub fn insert(&mut self, id: LexemeId) {
+        let (w, b) = (id.index() / 64, id.index() % 64);
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        self.words[w] |= 1 << b;
+    }
+
+    /// Whether `id` is in the set.
+    #[inline]
+    pub fn contains(&self, id: LexemeId) -> bool {
+        let (w, b) = (id.index() / 64, id.index() % 64);
+        self.words.get(w).is_some_and(|x| x & (1 << b) != 0)
+    }
+
+    /// Removes every element, keeping the capacity.
+    pub fn clear(&mut self) {
+        self.words.iter_mut().for_each(|w| *w = 0);
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// The elements in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = LexemeId> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros();
+                w &= w - 1;
+                Some(LexemeId(i as u32 * 64 + b))
+            })
+        })
+    }
+
+    /// The words with trailing zero words removed: equal sets give equal keys.
+    pub(crate) fn key(&self) -> &[u64] {
+        let n = self.words.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
+        &self.words[..n]
+    }
+}

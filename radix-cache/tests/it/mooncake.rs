@@ -1,0 +1,1 @@
+//! mooncake tests.

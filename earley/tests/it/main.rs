@@ -1,3 +1,5 @@
 //! Integration tests of the `earley` crate (one binary, one module per concern).
 
 mod builder;
+mod oracle;
+mod prop;

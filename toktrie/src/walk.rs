@@ -103,14 +103,15 @@ fn walk_subtree<R: Recognizer + ?Sized>(
     while p < nodes.len() {
         let n = nodes[p];
         r.pop_bytes(pending);
-        let ok = r.try_push_byte(n.byte());
-        let t = n.token() as usize;
-        words[t / 64] |= (ok as u64) << (t % 64);
-        let size = n.size();
-        let up = n.up();
-        let accepted_pending = if size == 1 { up } else { 0 };
-        p += if ok { 1 } else { size };
-        pending = if ok { accepted_pending } else { up - 1 };
+        if r.try_push_byte(n.byte()) {
+            let t = n.token() as usize;
+            words[t / 64] |= 1 << (t % 64);
+            p += 1;
+            pending = (n.size() == 1) as usize * n.up();
+        } else {
+            p += n.size();
+            pending = n.up() - 1;
+        }
     }
     // `pending` counts down to the depth of the node after the subtree;
     // stop at `root`'s depth instead (see DESIGN.md, "Pop accounting").

@@ -14,3 +14,14 @@
 //! # Boundaries
 //! Produces grammars for the `earley` crate with lexemes for the `lexer` crate.
 #![forbid(unsafe_code)]
+
+mod config;
+mod error;
+mod span;
+
+pub mod gbnf;
+pub mod lark;
+
+pub use config::{Config, Limits};
+pub use error::{Error, ErrorKind};
+pub use span::{Location, Span};

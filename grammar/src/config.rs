@@ -1,0 +1,49 @@
+//! Options and resource limits of the text front-ends (Lark, GBNF).
+
+/// Resource limits for hostile or accidental huge grammars.
+///
+/// Exceeding a limit is an [`ErrorKind::Limit`](crate::ErrorKind::Limit)
+/// error with the location of the offending construct; every check is done
+/// before the work it guards, so a hostile grammar fails fast instead of
+/// exhausting time or memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest accepted source text, in bytes.
+    pub max_source_bytes: usize,
+    /// Deepest nesting of groups, optionals and prefix operators in one
+    /// expression (the parsers recurse on nesting, so this bounds the stack).
+    pub max_nesting: usize,
+    /// Most AST nodes (expressions) in one grammar; bounds huge alternations.
+    pub max_nodes: usize,
+    /// Largest bound in a repetition `x{m,n}` / `x~m..n` (the unbounded `*`
+    /// and `+` are not limited).
+    pub max_repeat: u32,
+    /// Most regex nodes in one terminal after inlining the terminals it
+    /// references (inlining can grow exponentially: `A: B B`, `B: C C`, ...).
+    pub max_terminal_nodes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_source_bytes: 16 << 20,
+            max_nesting: 200,
+            max_nodes: 2_000_000,
+            max_repeat: 100_000,
+            max_terminal_nodes: 1_000_000,
+        }
+    }
+}
+
+/// How the Lark and GBNF front-ends parse and compile a grammar.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Config {
+    /// Resource limits.
+    pub limits: Limits,
+    /// Accept Lark rule and terminal priorities (`rule.2:`, `TERM.2:`) and
+    /// ignore them. llguidance rejects priorities ("priority not supported
+    /// yet"), and so do we by default. Priorities only choose among parses in
+    /// Lark's dynamic Earley lexer, which does not change the set of accepted
+    /// strings, so ignoring them keeps the language.
+    pub ignore_priorities: bool,
+}

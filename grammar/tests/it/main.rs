@@ -1,0 +1,6 @@
+//! Integration tests of the grammar front-ends (one binary, one module per
+//! concern).
+
+mod data;
+mod gbnf_parse;
+mod lark_parse;

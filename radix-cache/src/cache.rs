@@ -193,8 +193,13 @@ impl<V: Clone> RadixCache<V> {
         if config.page_size > u32::MAX as usize {
             return Err(Error::Config { what: "page_size must fit in 32 bits" });
         }
-        if config.events.is_some_and(|e| e.block_size == 0) {
-            return Err(Error::Config { what: "events.block_size must be at least 1" });
+        if config.events.is_some_and(|e| e.block_size == 0 || e.block_size % config.page_size != 0)
+        {
+            // Two sibling pages may agree on their first tokens: a block
+            // ending inside a page would then be stored by both.
+            return Err(Error::Config {
+                what: "events.block_size must be a positive multiple of page_size",
+            });
         }
         Ok(RadixCache::build(config))
     }

@@ -54,7 +54,8 @@ pub enum CacheEvent {
 /// Whether and how the cache reports [`CacheEvent`]s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EventConfig {
-    /// Tokens per reported block (vLLM's `block_size`); at least 1.
+    /// Tokens per reported block (vLLM's `block_size`): a positive multiple
+    /// of the cache's page size.
     pub block_size: usize,
     /// The SipHash key; `None` means the public key `(0, 0)`.
     pub hash_key: Option<[u64; 2]>,

@@ -36,9 +36,9 @@ pub enum SchedulePolicy {
     /// this is a depth-first order of the batch's radix tree.
     #[default]
     LongestPrefixMatch,
-    /// Depth-first order of the waiting requests' own radix tree, heavier
-    /// subtrees (more requests) first; a request that is a prefix of others
-    /// runs before them.
+    /// Depth-first order of the waiting requests' own radix tree: subtrees
+    /// with a longer cached prefix first, then heavier ones (more requests);
+    /// a request that is a prefix of others runs before them.
     DfsWeight,
 }
 
@@ -105,7 +105,7 @@ pub fn schedule<V: Clone>(
         policy = SchedulePolicy::Fcfs;
         out.fell_back_to_fcfs = true;
     }
-    let needs_cached = policy == SchedulePolicy::LongestPrefixMatch
+    let needs_cached = policy != SchedulePolicy::Fcfs
         || (config.in_batch_sharing.is_some() && !out.fell_back_to_fcfs);
     if needs_cached {
         out.cached =
@@ -119,7 +119,7 @@ pub fn schedule<V: Clone>(
             order.sort_by_key(|&i| std::cmp::Reverse(cached.get(i).copied().unwrap_or(0)));
             order
         }
-        SchedulePolicy::DfsWeight => dfs_weight_order(waiting),
+        SchedulePolicy::DfsWeight => dfs_weight_order(waiting, out.cached.as_deref()),
     };
     if let (Some(sharing), Some(cached)) = (config.in_batch_sharing, out.cached.as_deref()) {
         let mut scratch: RadixCache<()> = RadixCache::new();
@@ -153,12 +153,17 @@ struct QNode {
     depth: usize,
     children: Vec<usize>,
     requests: Vec<usize>,
+    /// Requests in the subtree.
     weight: usize,
+    /// The longest cached prefix of a request in the subtree.
+    cached: usize,
 }
 
-/// The depth-first order of the waiting requests' radix tree, heavier
-/// subtrees first (ties: lexicographic order).
-fn dfs_weight_order(waiting: &[Waiting<'_>]) -> Vec<usize> {
+/// The depth-first order of the waiting requests' radix tree. Children are
+/// visited by their longest cached prefix first (so that the order stays on
+/// the path the cache holds when it is recomputed after each step), then by
+/// weight (more requests first), then in token order.
+fn dfs_weight_order(waiting: &[Waiting<'_>], cached: Option<&[usize]>) -> Vec<usize> {
     let mut sorted: Vec<usize> = (0..waiting.len()).collect();
     sorted.sort_by(|&a, &b| {
         let (x, y) = (&waiting[a], &waiting[b]);
@@ -212,10 +217,19 @@ fn dfs_weight_order(waiting: &[Waiting<'_>]) -> Vec<usize> {
         post.push(v);
         todo.extend(nodes[v].children.iter().copied());
     }
+    let cached_of = |r: usize| cached.and_then(|c| c.get(r)).copied().unwrap_or(0);
     for &v in post.iter().rev() {
-        let w = nodes[v].requests.len()
-            + nodes[v].children.iter().map(|&c| nodes[c].weight).sum::<usize>();
+        let node = &nodes[v];
+        let w = node.requests.len() + node.children.iter().map(|&c| nodes[c].weight).sum::<usize>();
+        let best = node
+            .requests
+            .iter()
+            .map(|&r| cached_of(r))
+            .chain(node.children.iter().map(|&c| nodes[c].cached))
+            .max()
+            .unwrap_or(0);
         nodes[v].weight = w;
+        nodes[v].cached = best;
     }
     let mut order = Vec::with_capacity(waiting.len());
     let mut todo = vec![0usize];
@@ -224,7 +238,7 @@ fn dfs_weight_order(waiting: &[Waiting<'_>]) -> Vec<usize> {
         let mut kids = std::mem::take(&mut nodes[v].children);
         // Stable: among equal weights the lexicographic order stays; pushed
         // in reverse so the heaviest is popped first.
-        kids.sort_by_key(|&c| std::cmp::Reverse(nodes[c].weight));
+        kids.sort_by_key(|&c| std::cmp::Reverse((nodes[c].cached, nodes[c].weight)));
         todo.extend(kids.into_iter().rev());
     }
     order

@@ -38,8 +38,11 @@ impl Default for Limits {
 /// How the Lark and GBNF front-ends parse and compile a grammar.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Config {
-    /// Resource limits.
+    /// Resource limits of the front-end (parsing and lowering).
     pub limits: Limits,
+    /// Resource limits of the compiled grammar and its parsers, handed to
+    /// [`earley::GrammarBuilder::build`].
+    pub parser_limits: earley::Limits,
     /// Accept Lark rule and terminal priorities (`rule.2:`, `TERM.2:`) and
     /// ignore them. llguidance rejects priorities ("priority not supported
     /// yet"), and so do we by default. Priorities only choose among parses in

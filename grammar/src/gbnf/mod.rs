@@ -222,6 +222,17 @@ fn class_regex(negated: bool, ranges: &[(char, char)]) -> String {
     s
 }
 
+/// Compiles a GBNF grammar (start rule `root`) for the Earley parser.
+///
+/// # Errors
+/// Syntax errors, undefined or duplicate rules, a missing `root`, and
+/// exceeded limits, with line and column when they have a place in the text.
+pub fn compile(src: &str, config: &Config) -> Result<earley::Grammar, Error> {
+    let g = parse(src, config)?;
+    let lark = to_lark_ast(&g, src)?;
+    crate::lark::compile_ast(&lark, src, ROOT, config)
+}
+
 /// Parses GBNF and prints its translation in the Lark-like dialect: what
 /// llguidance should be given to compile the same grammar with the same
 /// lexemes (used by the differential tests).

@@ -5,7 +5,9 @@
 //! and column) on every node.
 
 pub mod ast;
+mod common;
 mod lexer;
+mod lower;
 mod parser;
 pub(crate) mod print;
 
@@ -23,4 +25,29 @@ pub use print::print;
 /// column.
 pub fn parse(src: &str, config: &Config) -> Result<ast::Grammar, Error> {
     parser::parse(src, &config.limits)
+}
+
+/// Compiles a Lark-like grammar (start rule `start`) for the Earley parser.
+///
+/// # Errors
+/// Syntax errors, unsupported constructs, unknown or duplicate names,
+/// invalid regexes and exceeded limits, each with line and column when it
+/// has a place in the text.
+pub fn compile(src: &str, config: &Config) -> Result<earley::Grammar, Error> {
+    let g = parse(src, config)?;
+    compile_ast(&g, src, "start", config)
+}
+
+/// Compiles a parsed grammar with `start` as its start rule; `src` is the
+/// text the spans point into (for error messages).
+///
+/// # Errors
+/// As [`compile`], except syntax errors.
+pub fn compile_ast(
+    grammar: &ast::Grammar,
+    src: &str,
+    start: &str,
+    config: &Config,
+) -> Result<earley::Grammar, Error> {
+    lower::lower(grammar, src, start, config)?.build(config.parser_limits, src)
 }

@@ -4,3 +4,5 @@
 mod data;
 mod gbnf_parse;
 mod lark_parse;
+mod shared;
+mod util;

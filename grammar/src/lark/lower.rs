@@ -1,0 +1,812 @@
+//! Lowering a Lark syntax tree into an [`earley::GrammarBuilder`].
+//!
+//! - A rule (lowercase) becomes a nonterminal; each alternative a rule;
+//!   groups, `[...]`, `?`, `*`, `+` and `{m,n}` become helper nonterminals
+//!   (`{m,n}` through [`GrammarBuilder::repeat`], O(log n) rules).
+//! - A terminal (uppercase) becomes one lexeme: its definition is compiled
+//!   to a single regular expression, inlining the terminals it references.
+//!   String literals, `/regex/`s and `~x` used directly in rules are lexemes
+//!   too. A rule with lexeme options (`[lazy]`, `[suffix=...]`) is compiled
+//!   like a terminal into one lazy lexeme.
+//! - `%ignore` expressions become the builder's ignore regexes.
+//! - Only definitions reachable from the start rule are compiled (and so
+//!   only they can produce errors), as in llguidance.
+
+use std::collections::{HashMap, HashSet};
+
+use earley::{GrammarBuilder, GrammarError, SpecialToken, SymbolId, SymbolKind};
+use lexer::{LexemeId, LexemeSpec, LexerErrorKind, RegexAst};
+
+use crate::config::Config;
+use crate::error::{Error, ErrorKind};
+use crate::lark::ast::{
+    Alternative, Attr, AttrValue, Def, DefKind, Expansions, Expr, ExprKind, Grammar, Item,
+    Sequence, TokenIds,
+};
+use crate::lark::common;
+use crate::span::Span;
+
+/// The lowered grammar: the builder, its start symbol, and where each lexeme
+/// was written (to place errors the builder reports later).
+pub(crate) struct Lowered {
+    pub(crate) builder: GrammarBuilder,
+    pub(crate) start: SymbolId,
+    lexeme_spans: HashMap<LexemeId, Span>,
+}
+
+impl Lowered {
+    /// Builds the grammar, turning builder errors into located errors.
+    pub(crate) fn build(self, limits: earley::Limits, src: &str) -> Result<earley::Grammar, Error> {
+        let spans = self.lexeme_spans;
+        self.builder.build(self.start, limits).map_err(|e| build_error(&e, &spans, src))
+    }
+}
+
+/// Turns a builder error into an [`Error`], at the lexeme it names if any.
+fn build_error(e: &GrammarError, spans: &HashMap<LexemeId, Span>, src: &str) -> Error {
+    let kind = match e {
+        GrammarError::TooLarge { .. } => ErrorKind::Limit,
+        GrammarError::EmptyLanguage { .. } => ErrorKind::Invalid,
+        GrammarError::Lexer(le) => match le.kind() {
+            LexerErrorKind::Regex { .. } => ErrorKind::Invalid,
+            _ => ErrorKind::Limit,
+        },
+        _ => ErrorKind::Build,
+    };
+    let lexeme = match e {
+        GrammarError::Lexer(le) => match le.kind() {
+            LexerErrorKind::Regex { lexeme, .. } => Some(*lexeme),
+            LexerErrorKind::RelevanceFuel { lexeme, .. } => *lexeme,
+            _ => None,
+        },
+        _ => None,
+    };
+    match lexeme.and_then(|l| spans.get(&l)) {
+        Some(span) => Error::at(kind, e.to_string(), *span, src),
+        None => Error::new(kind, e.to_string()),
+    }
+}
+
+/// Where a terminal is looked up: the user's grammar, or the `common`
+/// library (entered through an `%import` written at the span).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Ns {
+    User,
+    Common(Span),
+}
+
+/// A name of the user's grammar.
+#[derive(Clone, Copy)]
+enum Entry<'a> {
+    Def(&'a Def),
+    /// A terminal of `common`, imported at the span.
+    Import(&'static Def, Span),
+}
+
+/// Lexeme options of a rule (`[lazy]`, `[suffix=...]`).
+struct LexemeOptions {
+    lazy: bool,
+    suffix: Option<RegexAst>,
+}
+
+/// Lowers `grammar` (whose text is `src`) with `start` as the start rule.
+pub(crate) fn lower(
+    grammar: &Grammar,
+    src: &str,
+    start: &str,
+    config: &Config,
+) -> Result<Lowered, Error> {
+    let mut l = Lowering {
+        src,
+        config,
+        b: GrammarBuilder::new(),
+        defs: HashMap::new(),
+        common: common::common().iter().map(|d| (d.name.name.as_str(), d)).collect(),
+        rule_syms: HashMap::new(),
+        worklist: Vec::new(),
+        terminal_syms: HashMap::new(),
+        terminal_regexes: HashMap::new(),
+        regex_syms: HashMap::new(),
+        expanding: Vec::new(),
+        regex_nodes: 0,
+        rx: derivre::RegexBuilder::new(),
+        valid_regexes: HashSet::new(),
+        lexeme_spans: HashMap::new(),
+    };
+    l.collect(grammar)?;
+    let start_sym = match l.defs.get(start) {
+        Some(Entry::Def(d)) if d.kind == DefKind::Rule => l.rule_symbol(start, d.name.span)?,
+        _ => {
+            return Err(Error::new(
+                ErrorKind::UnknownName,
+                format!("the grammar has no `{start}` rule"),
+            ));
+        }
+    };
+    // The builder wants a nonterminal start; a start rule with lexeme
+    // options is a lexeme.
+    let start_sym = match l.b.kind(start_sym) {
+        Some(SymbolKind::Nonterminal) => start_sym,
+        _ => {
+            let s = l.b.add_nonterminal(start);
+            l.b.add_rule(s, &[start_sym]);
+            s
+        }
+    };
+    for item in &grammar.items {
+        if let Item::Ignore(e, _) = item {
+            let rx = l.expansions_regex(e, Ns::User)?;
+            l.b.add_ignore(rx);
+        }
+    }
+    while let Some((def, sym)) = l.worklist.pop() {
+        for alt in &def.body.alternatives {
+            let rhs = l.alternative(alt)?;
+            l.b.add_rule(sym, &rhs);
+        }
+    }
+    Ok(Lowered { builder: l.b, start: start_sym, lexeme_spans: l.lexeme_spans })
+}
+
+struct Lowering<'a> {
+    src: &'a str,
+    config: &'a Config,
+    b: GrammarBuilder,
+    /// Every name of the user's grammar (definitions and imports).
+    defs: HashMap<&'a str, Entry<'a>>,
+    common: HashMap<&'static str, &'static Def>,
+    /// Rules lowered or queued, by name.
+    rule_syms: HashMap<&'a str, SymbolId>,
+    /// Rules whose bodies are still to be lowered.
+    worklist: Vec<(&'a Def, SymbolId)>,
+    /// The lexeme of each terminal used in a rule.
+    terminal_syms: HashMap<(Ns, String), SymbolId>,
+    /// The regex of each terminal compiled so far, with its node count.
+    terminal_regexes: HashMap<(Ns, String), (RegexAst, usize)>,
+    /// Lexemes of regexes and case-insensitive strings written in rules.
+    regex_syms: HashMap<String, SymbolId>,
+    /// Terminals being inlined (to detect cycles).
+    expanding: Vec<(Ns, String)>,
+    /// Regex nodes built by inlining terminals, against
+    /// [`Limits::max_terminal_nodes`](crate::Limits).
+    regex_nodes: usize,
+    /// Parses `/regex/`s once each, to report errors where they are written.
+    rx: derivre::RegexBuilder,
+    valid_regexes: HashSet<String>,
+    lexeme_spans: HashMap<LexemeId, Span>,
+}
+
+impl<'a> Lowering<'a> {
+    fn err(&self, kind: ErrorKind, msg: impl Into<String>, span: Span) -> Error {
+        Error::at(kind, msg, span, self.src)
+    }
+
+    /// The span errors should point at: inside `common`, the import.
+    fn at(&self, ns: Ns, span: Span) -> Span {
+        match ns {
+            Ns::User => span,
+            Ns::Common(import) => import,
+        }
+    }
+
+    /// Indexes definitions and imports; rejects what cannot be compiled
+    /// wherever it is (directives llguidance rejects too).
+    fn collect(&mut self, g: &'a Grammar) -> Result<(), Error> {
+        for item in &g.items {
+            match item {
+                Item::Def(d) => self.define(&d.name.name, Entry::Def(d), d.name.span)?,
+                Item::Import(imp) => {
+                    let module: Vec<&str> = imp.module.iter().map(|m| m.name.as_str()).collect();
+                    if module != ["common"] {
+                        return Err(self.err(
+                            ErrorKind::Unsupported,
+                            format!(
+                                "only `%import common.NAME` is supported, not module `{}`",
+                                module.join(".")
+                            ),
+                            imp.span,
+                        ));
+                    }
+                    for (name, alias) in &imp.names {
+                        let Some(&def) = self.common.get(name.name.as_str()) else {
+                            return Err(self.err(
+                                ErrorKind::UnknownName,
+                                format!(
+                                    "unknown common terminal `{}`; available: {}",
+                                    name.name,
+                                    common::names().join(", ")
+                                ),
+                                name.span,
+                            ));
+                        };
+                        let local = alias.as_ref().unwrap_or(name);
+                        self.define(&local.name, Entry::Import(def, imp.span), local.span)?;
+                    }
+                }
+                Item::Declare(_, span) => {
+                    return Err(self.err(
+                        ErrorKind::Unsupported,
+                        "`%declare` is not supported (it names tokens a Lark post-lexer makes)",
+                        *span,
+                    ));
+                }
+                Item::Override(_, span) | Item::Extend(_, span) => {
+                    return Err(self.err(
+                        ErrorKind::Unsupported,
+                        "`%override` and `%extend` are not supported",
+                        *span,
+                    ));
+                }
+                Item::Options(v, span) => self.options(v, *span)?,
+                Item::Ignore(..) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn define(&mut self, name: &'a str, entry: Entry<'a>, span: Span) -> Result<(), Error> {
+        if let Some(prev) = self.defs.get(name) {
+            let line = match prev {
+                Entry::Def(d) => d.name.span.line,
+                Entry::Import(_, s) => s.line,
+            };
+            let what = match entry {
+                Entry::Def(d) if d.kind == DefKind::Rule => "rule",
+                _ => "terminal",
+            };
+            return Err(self.err(
+                ErrorKind::Duplicate,
+                format!("duplicate {what} `{name}` (first defined on line {line})"),
+                span,
+            ));
+        }
+        self.defs.insert(name, entry);
+        Ok(())
+    }
+
+    /// `%llguidance {...}`: the options llguidance 1.9 knows. Options that
+    /// do not change which texts are accepted are accepted and ignored.
+    fn options(&self, v: &serde_json::Value, span: Span) -> Result<(), Error> {
+        let Some(obj) = v.as_object() else {
+            return Err(self.err(ErrorKind::Invalid, "`%llguidance` takes a JSON object", span));
+        };
+        for (k, val) in obj {
+            let Some(b) = val.as_bool() else {
+                return Err(self.err(
+                    ErrorKind::Invalid,
+                    format!("`%llguidance` option `{k}` must be true or false"),
+                    span,
+                ));
+            };
+            match k.as_str() {
+                // Tokenization of forced text: no effect on masks.
+                "no_forcing" => {}
+                "allow_invalid_utf8" | "allow_initial_skip" | "ignore_once" if b => {
+                    return Err(self.err(
+                        ErrorKind::Unsupported,
+                        format!("`%llguidance` option `{k}: true` is not supported"),
+                        span,
+                    ));
+                }
+                "allow_invalid_utf8" | "allow_initial_skip" | "ignore_once" => {}
+                _ => {
+                    return Err(self.err(
+                        ErrorKind::Unsupported,
+                        format!("unknown `%llguidance` option `{k}`"),
+                        span,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks what a definition may not use when compiled.
+    fn check_def(&self, d: &Def, ns: Ns) -> Result<(), Error> {
+        if let Some(p) = d.params.first() {
+            return Err(self.err(
+                ErrorKind::Unsupported,
+                format!("templates (`{}{{{}, ...}}`) are not supported", d.name.name, p.name),
+                self.at(ns, p.span),
+            ));
+        }
+        if let Some((_, span)) = d.priority {
+            if !self.config.ignore_priorities {
+                return Err(self.err(
+                    ErrorKind::Unsupported,
+                    "priorities are not supported (set Config::ignore_priorities to ignore them)",
+                    self.at(ns, span),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The symbol of rule `name`: its nonterminal (queued for lowering), or
+    /// its lexeme when it has lexeme options.
+    fn rule_symbol(&mut self, name: &'a str, use_span: Span) -> Result<SymbolId, Error> {
+        if let Some(&s) = self.rule_syms.get(name) {
+            return Ok(s);
+        }
+        let Some(Entry::Def(def)) = self.defs.get(name).copied() else {
+            return Err(self.err(
+                ErrorKind::UnknownName,
+                format!("unknown name `{name}`"),
+                use_span,
+            ));
+        };
+        self.check_def(def, Ns::User)?;
+        let sym = match self.lexeme_options(&def.attrs)? {
+            Some(opts) => {
+                let body = self.expansions_regex(&def.body, Ns::User)?;
+                let regex = match opts.suffix {
+                    Some(suffix) => RegexAst::Concat(vec![body, suffix]),
+                    None => body,
+                };
+                let spec = LexemeSpec { name: name.to_string(), regex, lazy: opts.lazy };
+                self.add_lexeme(spec, def.name.span)
+            }
+            None => {
+                let s = self.b.add_nonterminal(name);
+                self.worklist.push((def, s));
+                s
+            }
+        };
+        self.rule_syms.insert(name, sym);
+        Ok(sym)
+    }
+
+    fn add_lexeme(&mut self, spec: LexemeSpec, span: Span) -> SymbolId {
+        let sym = self.b.add_lexeme(spec);
+        if let Some(SymbolKind::Lexeme(id)) = self.b.kind(sym) {
+            self.lexeme_spans.insert(*id, span);
+        }
+        sym
+    }
+
+    /// Reads `[lazy, suffix=..., ...]`; `None` when no option changes the
+    /// lexeme (only `capture` or `temperature`, which do not change masks).
+    fn lexeme_options(&mut self, attrs: &[Attr]) -> Result<Option<LexemeOptions>, Error> {
+        let mut opts = LexemeOptions { lazy: false, suffix: None };
+        let mut any = false;
+        for a in attrs {
+            let name = a.name.name.as_str();
+            match (name, &a.value) {
+                ("lazy", None) => {
+                    opts.lazy = true;
+                    any = true;
+                }
+                ("suffix", Some(AttrValue::Expr(e))) => {
+                    let rx = self.expr_regex(e, Ns::User)?;
+                    any = true;
+                    if !matches!(&e.kind, ExprKind::Literal { value, .. } if value.is_empty()) {
+                        opts.lazy = true;
+                        opts.suffix = Some(rx);
+                    }
+                }
+                ("capture", None) | ("capture" | "stop_capture", Some(AttrValue::Expr(_))) => {}
+                ("temperature", Some(AttrValue::Number(..))) => {}
+                ("stop", Some(_)) => {
+                    return Err(self.err(
+                        ErrorKind::Unsupported,
+                        "`stop=` is not supported (it hides text from the model); \
+                         use `suffix=` or `lazy`",
+                        a.span,
+                    ));
+                }
+                ("max_tokens", Some(AttrValue::Number(..))) => {
+                    return Err(self.err(
+                        ErrorKind::Unsupported,
+                        "`max_tokens=` is not supported",
+                        a.span,
+                    ));
+                }
+                (
+                    "lazy" | "suffix" | "capture" | "stop_capture" | "temperature" | "stop"
+                    | "max_tokens",
+                    _,
+                ) => {
+                    return Err(self.err(
+                        ErrorKind::Invalid,
+                        format!("wrong value for option `{name}`"),
+                        a.span,
+                    ));
+                }
+                _ => {
+                    return Err(self.err(
+                        ErrorKind::Invalid,
+                        format!("unknown option `{name}`"),
+                        a.name.span,
+                    ));
+                }
+            }
+        }
+        Ok(any.then_some(opts))
+    }
+
+    fn alternative(&mut self, alt: &'a Alternative) -> Result<Vec<SymbolId>, Error> {
+        if alt.conjuncts.len() > 1 {
+            return Err(self.err(
+                ErrorKind::Invalid,
+                "`&` is only supported in terminals (uppercase names), not in rules",
+                alt.conjuncts[1].span,
+            ));
+        }
+        self.sequence(&alt.conjuncts[0])
+    }
+
+    fn sequence(&mut self, seq: &'a Sequence) -> Result<Vec<SymbolId>, Error> {
+        seq.items.iter().map(|e| self.expr_symbol(e)).collect()
+    }
+
+    /// A nonterminal for alternatives, or the single symbol they consist of.
+    fn group_symbol(&mut self, e: &'a Expansions) -> Result<SymbolId, Error> {
+        if let [alt] = e.alternatives.as_slice() {
+            if let [seq] = alt.conjuncts.as_slice() {
+                if let [item] = seq.items.as_slice() {
+                    return self.expr_symbol(item);
+                }
+            }
+        }
+        let name = format!("({}:{})", e.span.line, e.span.column);
+        let g = self.b.add_nonterminal(&name);
+        for alt in &e.alternatives {
+            let rhs = self.alternative(alt)?;
+            self.b.add_rule(g, &rhs);
+        }
+        Ok(g)
+    }
+
+    /// The symbol an expression of a rule stands for.
+    fn expr_symbol(&mut self, e: &'a Expr) -> Result<SymbolId, Error> {
+        match &e.kind {
+            ExprKind::Literal { value, case_insensitive: false } => {
+                Ok(if value.is_empty() { self.b.epsilon() } else { self.b.literal(value) })
+            }
+            ExprKind::Literal { value, case_insensitive: true } => {
+                let rx = self.expr_regex(e, Ns::User)?;
+                Ok(self.regex_symbol(format!("{value:?}i"), rx, e.span))
+            }
+            ExprKind::Regex { pattern, flags } => {
+                let rx = self.expr_regex(e, Ns::User)?;
+                Ok(self.regex_symbol(format!("/{pattern}/{flags}"), rx, e.span))
+            }
+            ExprKind::CharRange(a, b) => {
+                let rx = self.expr_regex(e, Ns::User)?;
+                Ok(self.regex_symbol(format!("{a:?}..{b:?}"), rx, e.span))
+            }
+            ExprKind::Not(_) => {
+                let rx = self.expr_regex(e, Ns::User)?;
+                let name = e.span.text(self.src).to_string();
+                Ok(self.regex_symbol(name, rx, e.span))
+            }
+            ExprKind::Name(n) => match self.defs.get(n.as_str()).copied() {
+                Some(Entry::Def(d)) if d.kind == DefKind::Rule => {
+                    self.rule_symbol(&d.name.name, e.span)
+                }
+                Some(_) => self.terminal_symbol(n, e.span),
+                None => {
+                    Err(self.err(ErrorKind::UnknownName, format!("unknown name `{n}`"), e.span))
+                }
+            },
+            ExprKind::Group(g) => self.group_symbol(g),
+            ExprKind::Optional(g) => {
+                let s = self.group_symbol(g)?;
+                Ok(self.b.optional(s))
+            }
+            ExprKind::Repeat { inner, min, max } => {
+                let s = self.expr_symbol(inner)?;
+                self.b
+                    .repeat(s, *min, *max)
+                    .map_err(|err| self.err(ErrorKind::Invalid, err.to_string(), e.span))
+            }
+            ExprKind::SpecialToken(name) => {
+                Ok(self.b.special_token(SpecialToken::Name(name.clone())))
+            }
+            ExprKind::TokenIds(ids) => Ok(self.b.special_token(SpecialToken::Ids(id_ranges(ids)))),
+            ExprKind::NegatedSpecialToken(_) => Err(self.err(
+                ErrorKind::Unsupported,
+                "a negated named token (`!<name>`) is not supported; use `!<[id]>`",
+                e.span,
+            )),
+            ExprKind::Json(_) => Err(self.err(
+                ErrorKind::Unsupported,
+                "inline JSON Schemas (`%json`) are not supported yet",
+                e.span,
+            )),
+            ExprKind::RegexSpec(_) => Err(self.err(
+                ErrorKind::Unsupported,
+                "structured regexes (`%regex`) are not supported yet",
+                e.span,
+            )),
+            ExprKind::GrammarRef(n) => Err(self.err(
+                ErrorKind::Unsupported,
+                format!("references to other grammars (`@{n}`) are not supported"),
+                e.span,
+            )),
+            ExprKind::TemplateUse(n, _) => Err(self.err(
+                ErrorKind::Unsupported,
+                format!("templates (`{}{{...}}`) are not supported", n.name),
+                e.span,
+            )),
+        }
+    }
+
+    /// The lexeme of a regex written in a rule, shared by equal texts.
+    fn regex_symbol(&mut self, key: String, rx: RegexAst, span: Span) -> SymbolId {
+        if let Some(&s) = self.regex_syms.get(&key) {
+            return s;
+        }
+        let s = self.add_lexeme(LexemeSpec::new(key.clone(), rx), span);
+        self.regex_syms.insert(key, s);
+        s
+    }
+
+    /// The lexeme of terminal `name` of the user's grammar.
+    fn terminal_symbol(&mut self, name: &str, span: Span) -> Result<SymbolId, Error> {
+        let key = (Ns::User, name.to_string());
+        if let Some(&s) = self.terminal_syms.get(&key) {
+            return Ok(s);
+        }
+        let rx = self.terminal_regex(Ns::User, name, span)?;
+        let at = match self.defs.get(name) {
+            Some(Entry::Def(d)) => d.name.span,
+            _ => span,
+        };
+        let s = self.add_lexeme(LexemeSpec::new(name, rx), at);
+        self.terminal_syms.insert(key, s);
+        Ok(s)
+    }
+
+    /// The regex of terminal `name` in namespace `ns`, inlining the
+    /// terminals it references.
+    fn terminal_regex(&mut self, ns: Ns, name: &str, use_span: Span) -> Result<RegexAst, Error> {
+        let key = (ns, name.to_string());
+        if let Some((rx, size)) = self.terminal_regexes.get(&key) {
+            let (rx, size) = (rx.clone(), *size);
+            self.count_nodes(size, use_span, ns)?;
+            return Ok(rx);
+        }
+        let (def, def_ns): (&Def, Ns) = match ns {
+            Ns::User => match self.defs.get(name).copied() {
+                Some(Entry::Def(d)) if d.kind == DefKind::Terminal => (d, Ns::User),
+                Some(Entry::Import(d, span)) => (d, Ns::Common(span)),
+                Some(Entry::Def(_)) => {
+                    return Err(self.err(
+                        ErrorKind::Invalid,
+                        format!("rule `{name}` cannot be used inside a terminal"),
+                        use_span,
+                    ));
+                }
+                None => {
+                    return Err(self.err(
+                        ErrorKind::UnknownName,
+                        format!("unknown name `{name}`"),
+                        use_span,
+                    ));
+                }
+            },
+            Ns::Common(_) => match self.common.get(name) {
+                Some(&d) => (d, ns),
+                None => {
+                    return Err(self.err(
+                        ErrorKind::UnknownName,
+                        format!("unknown common terminal `{name}`"),
+                        self.at(ns, use_span),
+                    ));
+                }
+            },
+        };
+        if self.expanding.contains(&key) {
+            return Err(self.err(
+                ErrorKind::Invalid,
+                format!("circular reference in terminal `{name}`: terminals cannot be recursive"),
+                self.at(ns, use_span),
+            ));
+        }
+        self.check_def(def, def_ns)?;
+        if let Some(a) = def.attrs.first() {
+            return Err(self.err(
+                ErrorKind::Unsupported,
+                "options on terminals are not supported; put them on a rule",
+                self.at(def_ns, a.span),
+            ));
+        }
+        self.expanding.push(key.clone());
+        let rx = self.expansions_regex(&def.body, def_ns);
+        self.expanding.pop();
+        let rx = rx?;
+        let size = regex_size(&rx);
+        self.count_nodes(size, use_span, ns)?;
+        self.terminal_regexes.insert(key, (rx.clone(), size));
+        Ok(rx)
+    }
+
+    fn count_nodes(&mut self, n: usize, span: Span, ns: Ns) -> Result<(), Error> {
+        self.regex_nodes += n;
+        let limit = self.config.limits.max_terminal_nodes;
+        if self.regex_nodes > limit {
+            return Err(self.err(
+                ErrorKind::Limit,
+                format!(
+                    "inlining terminals builds more than {limit} regex nodes \
+                     (Limits::max_terminal_nodes)"
+                ),
+                self.at(ns, span),
+            ));
+        }
+        Ok(())
+    }
+
+    fn expansions_regex(&mut self, e: &Expansions, ns: Ns) -> Result<RegexAst, Error> {
+        let mut alts = Vec::with_capacity(e.alternatives.len());
+        for alt in &e.alternatives {
+            let mut parts = Vec::with_capacity(alt.conjuncts.len());
+            for seq in &alt.conjuncts {
+                let mut items = Vec::with_capacity(seq.items.len());
+                for item in &seq.items {
+                    items.push(self.expr_regex(item, ns)?);
+                }
+                parts.push(if items.len() == 1 {
+                    items.pop().unwrap_or(RegexAst::EmptyString)
+                } else {
+                    RegexAst::Concat(items)
+                });
+            }
+            alts.push(if parts.len() == 1 {
+                parts.pop().unwrap_or(RegexAst::EmptyString)
+            } else {
+                RegexAst::And(parts)
+            });
+        }
+        Ok(if alts.len() == 1 {
+            alts.pop().unwrap_or(RegexAst::NoMatch)
+        } else {
+            RegexAst::Or(alts)
+        })
+    }
+
+    /// The regex of an expression inside a terminal (or used as a lexeme).
+    fn expr_regex(&mut self, e: &Expr, ns: Ns) -> Result<RegexAst, Error> {
+        Ok(match &e.kind {
+            ExprKind::Literal { value, case_insensitive: false } => {
+                RegexAst::Literal(value.clone())
+            }
+            ExprKind::Literal { value, case_insensitive: true } => {
+                RegexAst::Regex(format!("(?i:{})", escape(value)))
+            }
+            ExprKind::Regex { pattern, flags } => self.regex_leaf(pattern, flags, e.span, ns)?,
+            ExprKind::CharRange(a, b) => {
+                RegexAst::Regex(format!("[{}-{}]", escape_char(*a), escape_char(*b)))
+            }
+            ExprKind::Name(n) => self.terminal_regex(ns, n, e.span)?,
+            ExprKind::Group(g) => self.expansions_regex(g, ns)?,
+            ExprKind::Optional(g) => {
+                RegexAst::Repeat(Box::new(self.expansions_regex(g, ns)?), 0, 1)
+            }
+            ExprKind::Repeat { inner, min, max } => RegexAst::Repeat(
+                Box::new(self.expr_regex(inner, ns)?),
+                *min,
+                max.unwrap_or(u32::MAX),
+            ),
+            ExprKind::Not(inner) => RegexAst::Not(Box::new(self.expr_regex(inner, ns)?)),
+            ExprKind::SpecialToken(_)
+            | ExprKind::NegatedSpecialToken(_)
+            | ExprKind::TokenIds(_)
+            | ExprKind::Json(_)
+            | ExprKind::RegexSpec(_)
+            | ExprKind::GrammarRef(_)
+            | ExprKind::TemplateUse(..) => {
+                let what = match &e.kind {
+                    ExprKind::Json(_) => "`%json`",
+                    ExprKind::RegexSpec(_) => "`%regex`",
+                    ExprKind::GrammarRef(_) => "a grammar reference",
+                    ExprKind::TemplateUse(..) => "a template",
+                    _ => "a special token",
+                };
+                return Err(self.err(
+                    ErrorKind::Invalid,
+                    format!(
+                        "{what} cannot be used in terminals (or in %ignore and lexeme options)"
+                    ),
+                    self.at(ns, e.span),
+                ));
+            }
+        })
+    }
+
+    /// `/pattern/flags` as a regex, checked once here so a bad pattern is
+    /// reported where it is written.
+    fn regex_leaf(
+        &mut self,
+        pattern: &str,
+        flags: &str,
+        span: Span,
+        ns: Ns,
+    ) -> Result<RegexAst, Error> {
+        for c in flags.chars() {
+            match c {
+                'i' | 'm' | 's' | 'x' | 'u' => {}
+                'l' => {
+                    return Err(self.err(
+                        ErrorKind::Unsupported,
+                        "the `l` flag is not supported in regexes",
+                        self.at(ns, span),
+                    ));
+                }
+                _ => {
+                    return Err(self.err(
+                        ErrorKind::Invalid,
+                        format!("unknown regex flag `{c}` (known: i, m, s, x, u)"),
+                        self.at(ns, span),
+                    ));
+                }
+            }
+        }
+        let p =
+            if flags.is_empty() { pattern.to_string() } else { format!("(?{flags}:{pattern})") };
+        if !self.valid_regexes.contains(&p) {
+            if let Err(e) = self.rx.mk(&RegexAst::Regex(p.clone())) {
+                let msg = e.to_string();
+                let first = msg.lines().rev().find(|l| l.starts_with("error:")).unwrap_or(&msg);
+                return Err(self.err(
+                    ErrorKind::Invalid,
+                    format!("invalid regex /{pattern}/: {}", first.trim_start_matches("error: ")),
+                    self.at(ns, span),
+                ));
+            }
+            self.valid_regexes.insert(p.clone());
+        }
+        Ok(RegexAst::Regex(p))
+    }
+}
+
+/// The token ids of `<[...]>` as sorted, merged inclusive ranges.
+fn id_ranges(ids: &TokenIds) -> Vec<(u32, u32)> {
+    if ids.wildcard {
+        return vec![(0, u32::MAX)];
+    }
+    let mut r = ids.ranges.clone();
+    r.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::with_capacity(r.len());
+    for (a, b) in r {
+        match merged.last_mut() {
+            Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    if !ids.negated {
+        return merged;
+    }
+    let mut out = Vec::with_capacity(merged.len() + 1);
+    let mut next = 0u64;
+    for (a, b) in merged {
+        if u64::from(a) > next {
+            out.push((next as u32, a - 1));
+        }
+        next = u64::from(b) + 1;
+    }
+    if next <= u64::from(u32::MAX) {
+        out.push((next as u32, u32::MAX));
+    }
+    out
+}
+
+/// The number of nodes of a regex tree.
+fn regex_size(rx: &RegexAst) -> usize {
+    1 + rx.get_args().iter().map(regex_size).sum::<usize>()
+}
+
+/// `s` with every regex metacharacter escaped.
+pub(crate) fn escape(s: &str) -> String {
+    s.chars().map(escape_char).collect()
+}
+
+/// A character written so it is literal in a regex (and in a class).
+fn escape_char(c: char) -> String {
+    if c.is_alphanumeric() || c == '_' || (c == ' ') {
+        c.to_string()
+    } else {
+        format!("\\x{{{:X}}}", c as u32)
+    }
+}

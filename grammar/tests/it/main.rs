@@ -2,7 +2,9 @@
 //! concern).
 
 mod data;
+mod errors;
 mod gbnf_parse;
+mod lark_compile;
 mod lark_parse;
 mod shared;
 mod util;

@@ -3,6 +3,7 @@
 
 mod data;
 mod errors;
+mod gbnf;
 mod gbnf_parse;
 mod lark_compile;
 mod lark_parse;

@@ -1,21 +1,89 @@
 //! Exact byte-pair encoding in linear time.
 //!
-//! # What will live here (bpe issue)
-//! Vocabularies (tiktoken rank files; Hugging Face `tokenizer.json`, byte-level
-//! and SentencePiece-style), pre-tokenization equal to the built-in split
-//! patterns, a backtracking encoder that is linear in the worst case, counting,
-//! interval counting, appending and prependable encoders, exact
-//! `count_till_limit`, `split_at_tokens` and a chunker. See `DESIGN.md` once
-//! it lands.
+//! `bpe` loads a BPE vocabulary (tiktoken rank files, Hugging Face
+//! `tokenizer.json`), pre-tokenizes text exactly like the vocabulary's split
+//! pattern, and encodes, counts and decodes with the ids the reference
+//! implementations (tiktoken, Hugging Face `tokenizers`) produce.
 //!
-//! # Embedded vocabularies
-//! [`data`] holds OpenAI's `o200k_base` and `cl100k_base` rank files (MIT;
-//! see `data/LICENSE-tiktoken`), so the default tokenizers load with no
-//! network and no files.
+//! ```
+//! let tok = bpe::Tokenizer::o200k_base();
+//! let ids = tok.encode("Hello, world!");
+//! assert_eq!(ids.len(), tok.count("Hello, world!"));
+//! assert_eq!(tok.decode_to_string(&ids).unwrap(), "Hello, world!");
+//! ```
+//!
+//! # Vocabularies
+//! - [`Tokenizer::o200k_base`], [`Tokenizer::cl100k_base`]: embedded
+//!   ([`data`]; MIT, see `data/LICENSE-tiktoken`), with tiktoken's special
+//!   tokens ([`O200K_SPECIALS`], [`CL100K_SPECIALS`]).
+//! - [`Tokenizer::from_tiktoken`]: any rank file (p50k/r50k with
+//!   [`Pattern::Gpt2`] and [`P50K_SPECIALS`]).
+//! - [`Tokenizer::from_tokenizer_json`]: Hugging Face BPE, byte-level
+//!   (GPT-2, Llama-3, Qwen2/3) or SentencePiece-style (Llama-2, Mistral).
+//!
+//! Token ids are plain `u32`. [`Tokenizer::token_bytes`] gives the exact
+//! bytes of a token (after byte-level, `▁` and `<0xNN>` decoding).
+//!
+//! # Special tokens
+//! tiktoken semantics: [`Tokenizer::encode`] treats special-token names as
+//! ordinary text; [`Tokenizer::encode_with_specials`] turns the names of
+//! [`Allowed`] specials into their ids and reports any other special name as
+//! an [`EncodeError`]. Hugging Face added tokens are special tokens here.
+//!
+//! # Algorithm
+//! Text is cut into pieces by the pre-tokenizer ([`Pattern`], hand-written
+//! and tested equal to the reference regexes). A piece that is itself a token
+//! is emitted directly (tiktoken, and Hugging Face with `ignore_merges`);
+//! short pieces run the merge loop; long pieces run the backtracking encoder
+//! (linear; see `DESIGN.md`) when the vocabulary admits it, else a
+//! priority-queue BPE.
+//!
+//! # Complexity
+//! `n` = input bytes, `L` = longest token (bytes). Encoding and counting are
+//! `O(n * L)` in the worst case with the backtracking encoder (tiktoken's and
+//! byte-level vocabularies), `O(n log n)` with the priority-queue fallback
+//! (SentencePiece-style vocabularies). Loading is linear in the file size.
+//!
+//! # Memory
+//! Token bytes in one buffer plus a 4-byte-per-slot hash table (about 6 MB
+//! for o200k); the backtracking tables (trie, splits, pair table) are built
+//! on the first long piece (about 30 MB for o200k).
+//!
+//! # Panics
+//! None on any input. [`Tokenizer::o200k_base`] and
+//! [`Tokenizer::cl100k_base`] would panic only if the embedded files were
+//! corrupt; a test loads them.
+//!
+//! # Features
+//! None.
 //!
 //! # Boundaries
 //! Knows nothing about grammars or tries; does no file I/O (callers hand it
 //! bytes).
 #![forbid(unsafe_code)]
 
+mod backtrack;
 pub mod data;
+mod error;
+mod hf;
+mod model;
+mod pretok;
+mod tiktoken;
+mod tokenizer;
+mod unicode;
+mod vocab;
+
+pub use error::{DecodeError, EncodeError, LoadError};
+pub use pretok::{Pattern, Pieces};
+pub use tiktoken::{CL100K_SPECIALS, O200K_SPECIALS, P50K_SPECIALS};
+pub use tokenizer::{Allowed, Tokenizer};
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn public_types_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<super::Tokenizer>();
+        check::<super::LoadError>();
+    }
+}

@@ -1,0 +1,369 @@
+//! The backtracking encoder: linear-time BPE for byte-symbol vocabularies.
+//!
+//! See `DESIGN.md` for the argument. In short: an encoding is valid exactly
+//! when every adjacent pair of its tokens is *compatible* (BPE of the two
+//! tokens' bytes gives back the two tokens). The encoder appends the longest
+//! token that matches at the current position; when it is not compatible with
+//! the previous token, it tries the next shorter prefix token; when none is
+//! left, the position is marked dead in a bitfield and the previous token is
+//! replaced by its next shorter prefix. A dead position is never tried again,
+//! which bounds the work by the number of (position, candidate) pairs.
+//!
+//! The compatibility test walks the right spine of the left token and the
+//! left spine of the right token backwards in merge order (a token's spine is
+//! the chain of canonical splits down to a byte), checking at each step
+//! whether the pair at the boundary would have merged before either side was
+//! consumed: a handful of table lookups.
+
+use rustc_hash::FxHashMap;
+
+use crate::model::{Model, Rules, Symbols};
+use crate::vocab::{Kind, Tokens};
+
+const NONE: u32 = u32::MAX;
+
+/// Tables of the backtracking encoder.
+#[derive(Debug)]
+pub(crate) struct Backtracker {
+    /// Canonical split `(left, right)` of every valid token; `(t, t)` for a
+    /// single byte; `(NONE, NONE)` for tokens BPE never produces.
+    split: Vec<(u32, u32)>,
+    /// The priority (plus one) of the merge that creates each valid token; 0
+    /// for single bytes. Invariant: a token's priority exceeds its parts'.
+    created: Vec<u32>,
+    /// `(left << 32 | right) -> priority + 1` for every pair of valid tokens
+    /// whose merge yields a valid token.
+    pairs: FxHashMap<u64, u32>,
+    /// The longest valid token that is a proper prefix of each token.
+    next_prefix: Vec<u32>,
+    trie: Trie,
+}
+
+/// A byte trie over the valid tokens with children stored contiguously.
+#[derive(Debug, Default)]
+struct Trie {
+    /// Children of node `n`: `child_label/child_node[first[n]..first[n + 1]]`,
+    /// sorted by label.
+    first: Vec<u32>,
+    child_label: Vec<u8>,
+    child_node: Vec<u32>,
+    /// The valid token ending at each node, or `NONE`.
+    token: Vec<u32>,
+    /// Root children by byte, for the first step.
+    root: Vec<u32>,
+}
+
+impl Trie {
+    fn build(tokens: &Tokens, valid: &[u32]) -> Trie {
+        // A pointer trie first, then flattened breadth-first.
+        let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
+        let mut token: Vec<u32> = vec![NONE];
+        for &t in valid {
+            let mut n = 0usize;
+            for &b in tokens.bytes(t) {
+                let found = children[n].iter().find(|c| c.0 == b).map(|c| c.1);
+                n = match found {
+                    Some(c) => c as usize,
+                    None => {
+                        let c = children.len() as u32;
+                        children[n].push((b, c));
+                        children.push(Vec::new());
+                        token.push(NONE);
+                        c as usize
+                    }
+                };
+            }
+            token[n] = t;
+        }
+        // Breadth-first renumbering so every node's children are contiguous.
+        let mut order = vec![0u32];
+        let mut new_id = vec![0u32; children.len()];
+        let mut i = 0;
+        while i < order.len() {
+            let n = order[i] as usize;
+            children[n].sort_unstable_by_key(|c| c.0);
+            for &(_, c) in &children[n] {
+                new_id[c as usize] = order.len() as u32;
+                order.push(c);
+            }
+            i += 1;
+        }
+        let mut trie = Trie::default();
+        trie.first.reserve(order.len() + 1);
+        for &n in &order {
+            trie.first.push(trie.child_label.len() as u32);
+            for &(b, c) in &children[n as usize] {
+                trie.child_label.push(b);
+                trie.child_node.push(new_id[c as usize]);
+            }
+            trie.token.push(token[n as usize]);
+        }
+        trie.first.push(trie.child_label.len() as u32);
+        trie.root = vec![NONE; 256];
+        for k in trie.first[0] as usize..trie.first[1] as usize {
+            trie.root[trie.child_label[k] as usize] = trie.child_node[k];
+        }
+        trie
+    }
+
+    #[inline]
+    fn child(&self, n: u32, b: u8) -> u32 {
+        if n == 0 {
+            return self.root[b as usize];
+        }
+        let lo = self.first[n as usize] as usize;
+        let hi = self.first[n as usize + 1] as usize;
+        let labels = &self.child_label[lo..hi];
+        let k = if labels.len() <= 8 {
+            labels.iter().position(|&l| l == b)
+        } else {
+            labels.binary_search(&b).ok()
+        };
+        k.map_or(NONE, |k| self.child_node[lo + k])
+    }
+
+    /// The longest valid token that is a prefix of `bytes`.
+    #[inline]
+    fn longest(&self, bytes: &[u8]) -> u32 {
+        let mut n = 0u32;
+        let mut best = NONE;
+        for &b in bytes {
+            n = self.child(n, b);
+            if n == NONE {
+                break;
+            }
+            let t = self.token[n as usize];
+            if t != NONE {
+                best = t;
+            }
+        }
+        best
+    }
+}
+
+impl Backtracker {
+    /// Builds the tables, or `None` when the vocabulary does not meet the
+    /// encoder's requirements (byte symbols; every valid token's merge has a
+    /// higher priority than its parts' merges).
+    pub(crate) fn build(model: &Model, tokens: &Tokens) -> Option<Backtracker> {
+        let Symbols::Bytes(byte_ids) = &model.symbols else { return None };
+        let n = tokens.len();
+        let mut split = vec![(NONE, NONE); n];
+        let mut created = vec![0u32; n];
+        for &id in byte_ids.iter() {
+            split[id as usize] = (id, id);
+        }
+        // Find each token's canonical split by running BPE on its bytes and
+        // recording the last two parts.
+        let mut valid: Vec<u32> = byte_ids.to_vec();
+        let mut parts: Vec<(usize, u32)> = Vec::new();
+        let mut rules: Vec<Option<(u32, u32)>> = Vec::new();
+        for id in 0..n as u32 {
+            if tokens.kind(id) != Kind::Normal
+                || tokens.token_len(id) < 2
+                || model.map.get(tokens, tokens.bytes(id)) != Some(id)
+            {
+                continue;
+            }
+            let bytes = tokens.bytes(id);
+            if let Some((l, r, prio)) =
+                last_merge(model, tokens, byte_ids, bytes, &mut parts, &mut rules)
+            {
+                let p = prio.checked_add(1)?;
+                split[id as usize] = (l, r);
+                created[id as usize] = p;
+                valid.push(id);
+            }
+        }
+        // The parts of every valid token must be valid and created by merges
+        // of lower priority; otherwise the merge-order argument behind
+        // `compatible` does not hold and the caller falls back.
+        for &t in &valid {
+            let (l, r) = split[t as usize];
+            if l != t
+                && (created[t as usize] <= created[l as usize]
+                    || created[t as usize] <= created[r as usize]
+                    || split[l as usize].0 == NONE
+                    || split[r as usize].0 == NONE)
+            {
+                return None;
+            }
+        }
+        let is_valid = |t: u32| split[t as usize].0 != NONE;
+        let mut pairs: FxHashMap<u64, u32> = FxHashMap::default();
+        match &model.rules {
+            Rules::Ranks => {
+                for &t in &valid {
+                    let b = tokens.bytes(t);
+                    for i in 1..b.len() {
+                        let (Some(l), Some(r)) =
+                            (model.map.get(tokens, &b[..i]), model.map.get(tokens, &b[i..]))
+                        else {
+                            continue;
+                        };
+                        if is_valid(l) && is_valid(r) {
+                            pairs.insert(key(l, r), t + 1);
+                        }
+                    }
+                }
+            }
+            Rules::Pairs(table) => {
+                for (&k, &(prio, result)) in table {
+                    let (l, r) = ((k >> 32) as u32, k as u32);
+                    if is_valid(l) && is_valid(r) && is_valid(result) {
+                        pairs.insert(k, prio.checked_add(1)?);
+                    }
+                }
+            }
+        }
+        let trie = Trie::build(tokens, &valid);
+        let mut next_prefix = vec![NONE; n];
+        for &t in &valid {
+            let b = tokens.bytes(t);
+            next_prefix[t as usize] = trie.longest(&b[..b.len() - 1]);
+        }
+        Some(Backtracker { split, created, pairs, next_prefix, trie })
+    }
+
+    /// Whether BPE of `bytes(a) ++ bytes(b)` is `[a, b]` (both valid).
+    #[inline]
+    pub(crate) fn compatible(&self, a: u32, b: u32) -> bool {
+        let (mut x, mut y) = (a, b);
+        // The priorities at which x and y get consumed by their parents.
+        let (mut end_x, mut end_y) = (u32::MAX, u32::MAX);
+        loop {
+            if let Some(&q) = self.pairs.get(&key(x, y)) {
+                if q < end_x && q <= end_y {
+                    return false;
+                }
+            }
+            let (cx, cy) = (self.created[x as usize], self.created[y as usize]);
+            if cx == 0 && cy == 0 {
+                return true;
+            }
+            // Undo the later of the two creating merges; on a tie the right
+            // one happened later (leftmost merges first).
+            if cx > cy {
+                end_x = cx;
+                x = self.split[x as usize].1;
+            } else {
+                end_y = cy;
+                y = self.split[y as usize].0;
+            }
+        }
+    }
+
+    /// Encodes `piece` (no whole-piece shortcut), appending to `out`.
+    pub(crate) fn encode(&self, _model: &Model, tokens: &Tokens, piece: &[u8], out: &mut Vec<u32>) {
+        let base = out.len();
+        let n = piece.len();
+        // dead[p]: no valid encoding of piece[p..] follows the tokens chosen
+        // so far (BPE is determined by the last token, so this holds for any
+        // prefix reaching p once it failed once).
+        let mut dead = vec![0u64; n / 64 + 1];
+        let mut pos = 0usize;
+        let mut next = self.trie.longest(piece);
+        while next != NONE {
+            let t = next;
+            let end = pos + tokens.token_len(t);
+            let alive = dead[end / 64] & (1 << (end % 64)) == 0;
+            if alive && (out.len() == base || self.compatible(out[out.len() - 1], t)) {
+                out.push(t);
+                pos = end;
+                next = if pos < n { self.trie.longest(&piece[pos..]) } else { NONE };
+            } else {
+                next = self.next_prefix[t as usize];
+                while next == NONE {
+                    dead[pos / 64] |= 1 << (pos % 64);
+                    // Every byte is a valid token, so some encoding exists and
+                    // position 0 is never dead: `out` is not empty here.
+                    if out.len() == base {
+                        return;
+                    }
+                    let Some(last) = out.pop() else { return };
+                    pos -= tokens.token_len(last);
+                    next = self.next_prefix[last as usize];
+                }
+            }
+        }
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.split.capacity() * 8
+            + self.created.capacity() * 4
+            + self.pairs.capacity() * 16
+            + self.next_prefix.capacity() * 4
+            + self.trie.first.capacity() * 4
+            + self.trie.child_label.capacity()
+            + self.trie.child_node.capacity() * 4
+            + self.trie.token.capacity() * 4
+    }
+}
+
+#[inline]
+fn key(a: u32, b: u32) -> u64 {
+    (u64::from(a) << 32) | u64::from(b)
+}
+
+/// Runs BPE on `bytes` (a token's bytes) and returns the final merge
+/// `(left, right, priority)` if the result is a single token.
+fn last_merge(
+    model: &Model,
+    tokens: &Tokens,
+    byte_ids: &[u32; 256],
+    bytes: &[u8],
+    parts: &mut Vec<(usize, u32)>,
+    rules: &mut Vec<Option<(u32, u32)>>,
+) -> Option<(u32, u32, u32)> {
+    parts.clear();
+    parts.extend(bytes.iter().enumerate().map(|(i, &b)| (i, byte_ids[b as usize])));
+    let end = |parts: &[(usize, u32)], i: usize| parts.get(i + 1).map_or(bytes.len(), |p| p.0);
+    rules.clear();
+    for i in 0..parts.len() - 1 {
+        rules.push(model.pair(
+            tokens,
+            bytes,
+            parts[i].0,
+            parts[i].1,
+            parts[i + 1].1,
+            end(parts, i + 1),
+        ));
+    }
+    loop {
+        let mut best: Option<(usize, u32, u32)> = None;
+        for (i, r) in rules.iter().enumerate() {
+            if let Some((prio, res)) = *r {
+                if best.is_none_or(|(_, p, _)| prio < p) {
+                    best = Some((i, prio, res));
+                }
+            }
+        }
+        let (i, prio, result) = best?;
+        if parts.len() == 2 {
+            return Some((parts[0].1, parts[1].1, prio)).filter(|_| tokens.bytes(result) == bytes);
+        }
+        parts[i].1 = result;
+        parts.remove(i + 1);
+        rules.remove(i);
+        if i < rules.len() {
+            rules[i] = model.pair(
+                tokens,
+                bytes,
+                parts[i].0,
+                parts[i].1,
+                parts[i + 1].1,
+                end(parts, i + 1),
+            );
+        }
+        if i > 0 {
+            rules[i - 1] = model.pair(
+                tokens,
+                bytes,
+                parts[i - 1].0,
+                parts[i - 1].1,
+                parts[i].1,
+                end(parts, i),
+            );
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! The BPE model of one piece: initial symbols, merge rules, and the
+//! encoders (a short-piece merge loop, a heap encoder for long pieces, and the
+//! brute-force reference).
+//!
+//! A piece starts as a list of parts (initial symbols). Two adjacent parts
+//! may merge under a rule with a priority; BPE repeatedly merges the pair with
+//! the lowest priority, leftmost first, until no rule applies. Rules come in
+//! two flavors:
+//! - [`Rules::Ranks`] (tiktoken): two parts merge when their concatenated
+//!   bytes are a token; the priority and the result are that token's rank.
+//! - [`Rules::Pairs`] (Hugging Face): an explicit list of `(left, right)`
+//!   merges; the priority is the position in the list.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+
+use crate::backtrack::Backtracker;
+use crate::vocab::{ByteMap, Tokens};
+
+/// How a piece's bytes become the initial parts.
+#[derive(Debug, Clone)]
+pub(crate) enum Symbols {
+    /// Every byte is a token: byte `b` starts as `ids[b]`.
+    Bytes(Box<[u32; 256]>),
+    /// SentencePiece-style: every character starts as its own token when the
+    /// vocabulary has it; otherwise its UTF-8 bytes become byte-fallback
+    /// tokens (`<0xNN>`) when all of them exist, else the unknown token.
+    Chars { fallback: Option<Box<[u32; 256]>>, unk: Option<u32>, fuse_unk: bool },
+}
+
+/// The merge rules.
+#[derive(Debug, Clone)]
+pub(crate) enum Rules {
+    /// Adjacent parts merge when their concatenation is a token; priority and
+    /// result are its id (rank).
+    Ranks,
+    /// `(left << 32 | right) -> (priority, result)`.
+    Pairs(FxHashMap<u64, (u32, u32)>),
+}
+
+/// Everything needed to encode one pre-tokenized piece.
+#[derive(Debug)]
+pub(crate) struct Model {
+    pub(crate) symbols: Symbols,
+    pub(crate) rules: Rules,
+    /// Emit a piece that is itself a token as that token without running BPE
+    /// (tiktoken always does; Hugging Face with `ignore_merges`).
+    pub(crate) whole_piece: bool,
+    /// Bytes to id for the ordinary tokens (not specials, not byte-fallback).
+    pub(crate) map: ByteMap,
+    /// The linear-time encoder, when the vocabulary admits it (byte symbols
+    /// and consistent priorities); built on first use of a long piece.
+    pub(crate) backtrack: std::sync::OnceLock<Option<Backtracker>>,
+}
+
+/// Pieces with at most this many initial parts use the quadratic merge loop,
+/// which is fastest on short inputs; longer ones a linear or `n log n` one.
+const SHORT: usize = 48;
+
+#[inline]
+fn key(a: u32, b: u32) -> u64 {
+    (u64::from(a) << 32) | u64::from(b)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Part {
+    /// Byte offset in the piece.
+    start: u32,
+    id: u32,
+}
+
+impl Model {
+    /// The rule for merging `a` (at `a_start`) with its right neighbor `b`
+    /// ending at `b_end`: `(priority, result)`.
+    #[inline]
+    pub(crate) fn pair(
+        &self,
+        tokens: &Tokens,
+        piece: &[u8],
+        a_start: usize,
+        a: u32,
+        b: u32,
+        b_end: usize,
+    ) -> Option<(u32, u32)> {
+        match &self.rules {
+            Rules::Ranks => self.map.get(tokens, &piece[a_start..b_end]).map(|id| (id, id)),
+            Rules::Pairs(pairs) => pairs.get(&key(a, b)).copied(),
+        }
+    }
+
+    fn initial_parts(&self, tokens: &Tokens, piece: &[u8], parts: &mut Vec<Part>) {
+        parts.clear();
+        match &self.symbols {
+            Symbols::Bytes(ids) => {
+                parts.extend(
+                    piece
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &b)| Part { start: i as u32, id: ids[b as usize] }),
+                );
+            }
+            Symbols::Chars { fallback, unk, fuse_unk } => {
+                let mut i = 0;
+                while i < piece.len() {
+                    let len = utf8_len(piece[i]).min(piece.len() - i);
+                    let ch = &piece[i..i + len];
+                    if let Some(id) = self.map.get(tokens, ch) {
+                        parts.push(Part { start: i as u32, id });
+                    } else if let Some(fb) = fallback
+                        .as_ref()
+                        .filter(|fb| ch.iter().all(|&b| fb[b as usize] != u32::MAX))
+                    {
+                        parts.extend(
+                            ch.iter()
+                                .enumerate()
+                                .map(|(k, &b)| Part { start: (i + k) as u32, id: fb[b as usize] }),
+                        );
+                    } else if let Some(unk) = *unk {
+                        let fuse = *fuse_unk && parts.last().is_some_and(|p| p.id == unk);
+                        if !fuse {
+                            parts.push(Part { start: i as u32, id: unk });
+                        }
+                    }
+                    i += len;
+                }
+            }
+        }
+    }
+
+    /// Encodes one piece, appending its tokens to `out`.
+    pub(crate) fn encode_piece(&self, tokens: &Tokens, piece: &[u8], out: &mut Vec<u32>) {
+        if piece.is_empty() {
+            return;
+        }
+        if self.whole_piece {
+            if let Some(id) = self.map.get(tokens, piece) {
+                out.push(id);
+                return;
+            }
+        }
+        if piece.len() > SHORT {
+            if let Some(bt) = self.backtrack.get_or_init(|| Backtracker::build(self, tokens)) {
+                bt.encode(self, tokens, piece, out);
+                return;
+            }
+        }
+        let mut parts = Vec::with_capacity(piece.len());
+        self.initial_parts(tokens, piece, &mut parts);
+        if parts.len() <= SHORT {
+            self.merge_loop(tokens, piece, &mut parts);
+            out.extend(parts.iter().map(|p| p.id));
+        } else {
+            self.merge_heap(tokens, piece, &parts, out);
+        }
+    }
+
+    /// The quadratic merge loop for short pieces: keeps the priority of every
+    /// adjacent pair and rescans for the minimum after each merge.
+    fn merge_loop(&self, tokens: &Tokens, piece: &[u8], parts: &mut Vec<Part>) {
+        let end =
+            |parts: &[Part], i: usize| parts.get(i + 1).map_or(piece.len(), |p| p.start as usize);
+        // rules[i]: the rule merging parts[i] and parts[i + 1].
+        let mut rules: Vec<Option<(u32, u32)>> = (0..parts.len().saturating_sub(1))
+            .map(|i| {
+                self.pair(
+                    tokens,
+                    piece,
+                    parts[i].start as usize,
+                    parts[i].id,
+                    parts[i + 1].id,
+                    end(parts, i + 1),
+                )
+            })
+            .collect();
+        loop {
+            let mut best: Option<(usize, u32, u32)> = None;
+            for (i, r) in rules.iter().enumerate() {
+                if let Some((prio, res)) = *r {
+                    if best.is_none_or(|(_, p, _)| prio < p) {
+                        best = Some((i, prio, res));
+                    }
+                }
+            }
+            let Some((i, _, result)) = best else { break };
+            parts[i].id = result;
+            parts.remove(i + 1);
+            rules.remove(i);
+            if i < rules.len() {
+                rules[i] = self.pair(
+                    tokens,
+                    piece,
+                    parts[i].start as usize,
+                    parts[i].id,
+                    parts[i + 1].id,
+                    end(parts, i + 1),
+                );
+            }
+            if i > 0 {
+                rules[i - 1] = self.pair(
+                    tokens,
+                    piece,
+                    parts[i - 1].start as usize,
+                    parts[i - 1].id,
+                    parts[i].id,
+                    end(parts, i),
+                );
+            }
+        }
+    }
+
+    /// BPE with a priority queue: `O(m log m)` for `m` initial parts.
+    fn merge_heap(&self, tokens: &Tokens, piece: &[u8], parts: &[Part], out: &mut Vec<u32>) {
+        const NONE: u32 = u32::MAX;
+        let n = parts.len();
+        let mut id: Vec<u32> = parts.iter().map(|p| p.id).collect();
+        let start: Vec<u32> = parts.iter().map(|p| p.start).collect();
+        let mut next: Vec<u32> = (1..=n as u32).collect();
+        next[n - 1] = NONE;
+        let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+        prev[0] = NONE;
+        let end_of = |next: &[u32], i: usize| -> usize {
+            let j = next[i];
+            if j == NONE { piece.len() } else { start[j as usize] as usize }
+        };
+        // Entries: (priority, left node, left id, right id); stale entries are
+        // skipped when the ids no longer match.
+        let mut heap: BinaryHeap<Reverse<(u32, u32, u32, u32)>> = BinaryHeap::with_capacity(n);
+        let push = |heap: &mut BinaryHeap<_>, id: &[u32], next: &[u32], l: usize| {
+            let r = next[l];
+            if r == NONE {
+                return;
+            }
+            let r = r as usize;
+            if let Some((prio, _)) =
+                self.pair(tokens, piece, start[l] as usize, id[l], id[r], end_of(next, r))
+            {
+                heap.push(Reverse((prio, l as u32, id[l], id[r])));
+            }
+        };
+        for l in 0..n {
+            push(&mut heap, &id, &next, l);
+        }
+        while let Some(Reverse((_, l, lid, rid))) = heap.pop() {
+            let l = l as usize;
+            let r = next[l];
+            if id[l] != lid || r == NONE || id[r as usize] != rid {
+                continue;
+            }
+            let r = r as usize;
+            let Some((_, result)) =
+                self.pair(tokens, piece, start[l] as usize, lid, rid, end_of(&next, r))
+            else {
+                continue;
+            };
+            id[l] = result;
+            id[r] = NONE;
+            next[l] = next[r];
+            if next[r] != NONE {
+                prev[next[r] as usize] = l as u32;
+            }
+            push(&mut heap, &id, &next, l);
+            if prev[l] != NONE {
+                push(&mut heap, &id, &next, prev[l] as usize);
+            }
+        }
+        let mut i = 0u32;
+        while i != NONE {
+            out.push(id[i as usize]);
+            i = next[i as usize];
+        }
+    }
+
+    /// The brute-force reference: rescan every adjacent pair after each
+    /// merge. Quadratic; for tests.
+    pub(crate) fn encode_piece_reference(&self, tokens: &Tokens, piece: &[u8], out: &mut Vec<u32>) {
+        if piece.is_empty() {
+            return;
+        }
+        if self.whole_piece {
+            if let Some(id) = self.map.get(tokens, piece) {
+                out.push(id);
+                return;
+            }
+        }
+        let mut parts = Vec::new();
+        self.initial_parts(tokens, piece, &mut parts);
+        loop {
+            let mut best: Option<(u32, usize, u32)> = None;
+            for i in 0..parts.len().saturating_sub(1) {
+                let end = parts.get(i + 2).map_or(piece.len(), |p| p.start as usize);
+                if let Some((prio, res)) = self.pair(
+                    tokens,
+                    piece,
+                    parts[i].start as usize,
+                    parts[i].id,
+                    parts[i + 1].id,
+                    end,
+                ) {
+                    if best.is_none_or(|(p, _, _)| prio < p) {
+                        best = Some((prio, i, res));
+                    }
+                }
+            }
+            let Some((_, i, res)) = best else { break };
+            parts[i].id = res;
+            parts.remove(i + 1);
+        }
+        out.extend(parts.iter().map(|p| p.id));
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let rules = match &self.rules {
+            Rules::Ranks => 0,
+            Rules::Pairs(p) => p.capacity() * 20,
+        };
+        let bt = self.backtrack.get().and_then(|b| b.as_ref()).map_or(0, |b| b.heap_bytes());
+        self.map.heap_bytes() + rules + bt
+    }
+}
+
+/// The length of the UTF-8 sequence a lead byte announces (1 for stray
+/// continuation bytes, so malformed input still advances).
+#[inline]
+pub(crate) fn utf8_len(b: u8) -> usize {
+    match b {
+        0xF0..=0xF7 => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}

@@ -1,0 +1,446 @@
+//! Pre-tokenization: the split patterns of the built-in vocabularies,
+//! hand-written.
+//!
+//! Each pattern is a leftmost-first alternation of simple classes; the
+//! functions below follow its alternatives in order, with the backtracking the
+//! regex would do written out (for example o200k's `[A]*[B]+`, or `\s+(?!\S)`
+//! giving back the last whitespace character before a non-space). They are
+//! property-tested equal to `fancy-regex` running [`Pattern::regex`].
+//!
+//! Every pattern matches at every position (its classes cover all
+//! characters), so the pieces tile the text.
+
+use crate::unicode::{LETTER, LOWER, NUMBER, SPACE, UPPER, flags};
+
+/// A pre-tokenization split pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Pattern {
+    /// cl100k_base's pattern, also Llama-3's: `\p{N}{1,3}` digit groups.
+    Cl100k,
+    /// o200k_base's pattern: case-aware words, `[\r\n/]*` after punctuation.
+    O200k,
+    /// Qwen2's pattern: cl100k's with single digits (`\p{N}`).
+    Qwen2,
+    /// GPT-2's pattern (r50k_base, p50k_base, Hugging Face `ByteLevel` with
+    /// `use_regex`).
+    Gpt2,
+    /// No splitting: the whole text is one piece (SentencePiece-style).
+    Whole,
+}
+
+const CONTRACTIONS_CI: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)";
+
+impl Pattern {
+    /// The regular expression this pattern implements (`None` for
+    /// [`Pattern::Whole`]), in the spelling of tiktoken and Hugging Face.
+    pub fn regex(self) -> Option<String> {
+        let cl = |digits: &str| {
+            format!(
+                r"{CONTRACTIONS_CI}|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|{digits}| ?[^\s\p{{L}}\p{{N}}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+            )
+        };
+        Some(match self {
+            Pattern::Cl100k => cl(r"\p{N}{1,3}"),
+            Pattern::Qwen2 => cl(r"\p{N}"),
+            Pattern::O200k => [
+                r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                r"\p{N}{1,3}",
+                r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+                r"\s*[\r\n]+",
+                r"\s+(?!\S)",
+                r"\s+",
+            ]
+            .join("|"),
+            Pattern::Gpt2 => {
+                r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+".to_owned()
+            }
+            Pattern::Whole => return None,
+        })
+    }
+
+    /// Recognizes a split regex from a `tokenizer.json` (or elsewhere) as one
+    /// of the built-in patterns. Spellings of the same language that the
+    /// files use (tiktoken's possessive cl100k spelling among them) are
+    /// accepted; anything else is `None`.
+    pub fn from_regex(regex: &str) -> Option<Pattern> {
+        const CL100K_POSSESSIVE: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+        if regex == CL100K_POSSESSIVE {
+            return Some(Pattern::Cl100k);
+        }
+        [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2]
+            .into_iter()
+            .find(|p| p.regex().as_deref() == Some(regex))
+    }
+
+    /// The end (byte offset) of the piece that starts at `start`
+    /// (`start < text.len()`, on a char boundary).
+    pub(crate) fn piece_end(self, text: &str, start: usize) -> usize {
+        match self {
+            Pattern::Cl100k => cl100k_end(text, start, 3),
+            Pattern::Qwen2 => cl100k_end(text, start, 1),
+            Pattern::O200k => o200k_end(text, start),
+            Pattern::Gpt2 => gpt2_end(text, start),
+            Pattern::Whole => text.len(),
+        }
+    }
+
+    /// The pieces of `text`, in order; they concatenate to `text`.
+    pub fn split(self, text: &str) -> Pieces<'_> {
+        Pieces { pattern: self, text, pos: 0 }
+    }
+}
+
+/// The iterator of [`Pattern::split`].
+#[derive(Debug, Clone)]
+pub struct Pieces<'a> {
+    pattern: Pattern,
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Iterator for Pieces<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        if self.pos >= self.text.len() {
+            return None;
+        }
+        let start = self.pos;
+        let end = self.pattern.piece_end(self.text, start);
+        // Every alternative consumes at least one character; keep the
+        // iterator total even if that were ever violated.
+        let end = if end > start { end } else { next_boundary(self.text, start) };
+        self.pos = end;
+        Some(&self.text[start..end])
+    }
+}
+
+fn next_boundary(text: &str, i: usize) -> usize {
+    let mut j = i + 1;
+    while j < text.len() && !text.is_char_boundary(j) {
+        j += 1;
+    }
+    j
+}
+
+/// The character at byte `i` and its flags and length, or `None` at the end.
+#[inline(always)]
+fn at(text: &str, i: usize) -> Option<(char, u8, usize)> {
+    let b = *text.as_bytes().get(i)?;
+    if b < 0x80 {
+        return Some((b as char, ASCII[b as usize], 1));
+    }
+    let c = text[i..].chars().next()?;
+    Some((c, flags(c), c.len_utf8()))
+}
+
+const fn ascii_flags() -> [u8; 128] {
+    let mut t = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        let c = i as u8;
+        t[i] = if c.is_ascii_uppercase() {
+            LETTER | UPPER
+        } else if c.is_ascii_lowercase() {
+            LETTER | LOWER
+        } else if c.is_ascii_digit() {
+            NUMBER
+        } else if matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+            SPACE
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+}
+
+static ASCII: [u8; 128] = ascii_flags();
+
+/// The end of the maximal run of characters with any of `mask` from `i`.
+#[inline]
+fn run(text: &str, mut i: usize, mask: u8) -> usize {
+    while let Some((_, f, l)) = at(text, i) {
+        if f & mask == 0 {
+            break;
+        }
+        i += l;
+    }
+    i
+}
+
+/// Like [`run`] but at most `max` characters.
+#[inline]
+fn run_max(text: &str, mut i: usize, mask: u8, max: usize) -> usize {
+    for _ in 0..max {
+        match at(text, i) {
+            Some((_, f, l)) if f & mask != 0 => i += l,
+            _ => break,
+        }
+    }
+    i
+}
+
+/// `[^\s\p{L}\p{N}]`.
+#[inline]
+fn is_other(f: u8) -> bool {
+    f & (LETTER | NUMBER | SPACE) == 0
+}
+
+/// The end of the run of `[^\s\p{L}\p{N}]` characters from `i`.
+#[inline]
+fn run_other(text: &str, mut i: usize) -> usize {
+    while let Some((_, f, l)) = at(text, i) {
+        if !is_other(f) {
+            break;
+        }
+        i += l;
+    }
+    i
+}
+
+/// The end of a run of bytes from `set` (ASCII only) starting at `i`.
+#[inline]
+fn run_bytes(text: &str, mut i: usize, set: &[u8]) -> usize {
+    while text.as_bytes().get(i).is_some_and(|b| set.contains(b)) {
+        i += 1;
+    }
+    i
+}
+
+/// `'s|'t|'re|'ve|'m|'ll|'d` at `i` (which holds `'`), case-insensitive
+/// with Unicode simple case folding (`ſ` folds to `s`) when `ci`.
+#[inline]
+fn contraction(text: &str, i: usize, ci: bool) -> Option<usize> {
+    let b = text.as_bytes();
+    if b.get(i) != Some(&b'\'') {
+        return None;
+    }
+    let fold = |c: char| -> char {
+        if !ci {
+            c
+        } else if c == '\u{17F}' {
+            's'
+        } else {
+            c.to_ascii_lowercase()
+        }
+    };
+    let (c1, _, l1) = at(text, i + 1)?;
+    let j = i + 1 + l1;
+    match fold(c1) {
+        's' | 't' | 'm' | 'd' => Some(j),
+        first @ ('r' | 'v' | 'l') => {
+            let (c2, _, l2) = at(text, j)?;
+            let want = if first == 'l' { 'l' } else { 'e' };
+            (fold(c2) == want).then_some(j + l2)
+        }
+        _ => None,
+    }
+}
+
+/// The whitespace alternatives `\s*[\r\n]+|\s+(?!\S)|\s+` (with
+/// `newlines`) or `\s+(?!\S)|\s+` (without), at a whitespace character.
+#[inline]
+fn space_end(text: &str, start: usize, newlines: bool) -> usize {
+    let mut i = start;
+    let mut last_newline_end = None;
+    let mut last_char_start = start;
+    while let Some((c, f, l)) = at(text, i) {
+        if f & SPACE == 0 {
+            break;
+        }
+        if newlines && (c == '\n' || c == '\r') {
+            last_newline_end = Some(i + l);
+        }
+        last_char_start = i;
+        i += l;
+    }
+    if let Some(end) = last_newline_end {
+        // `\s*` backs off to the last newline, `[\r\n]+` takes it; what
+        // follows it in the run is not a newline.
+        return end;
+    }
+    if i == text.len() || last_char_start == start {
+        // `\s+(?!\S)` at the end of the text, or a single space before a
+        // non-space (`\s+` takes it).
+        return i;
+    }
+    // `\s+(?!\S)` gives back the last whitespace character.
+    last_char_start
+}
+
+fn cl100k_end(text: &str, s: usize, max_digits: usize) -> usize {
+    let Some((c0, f0, l0)) = at(text, s) else { return s };
+    if c0 == '\'' {
+        if let Some(e) = contraction(text, s, true) {
+            return e;
+        }
+    }
+    // [^\r\n\p{L}\p{N}]?\p{L}+
+    if f0 & LETTER != 0 {
+        return run(text, s, LETTER);
+    }
+    if c0 != '\r' && c0 != '\n' && f0 & NUMBER == 0 {
+        if let Some((_, f1, _)) = at(text, s + l0) {
+            if f1 & LETTER != 0 {
+                return run(text, s + l0, LETTER);
+            }
+        }
+    }
+    // \p{N}{1,3}
+    if f0 & NUMBER != 0 {
+        return run_max(text, s, NUMBER, max_digits);
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+    if c0 == ' ' {
+        if let Some((_, f1, _)) = at(text, s + 1) {
+            if is_other(f1) {
+                return run_bytes(text, run_other(text, s + 1), b"\r\n");
+            }
+        }
+    }
+    if is_other(f0) {
+        return run_bytes(text, run_other(text, s), b"\r\n");
+    }
+    space_end(text, s, true)
+}
+
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` after a word ending at `e`.
+#[inline]
+fn optional_contraction(text: &str, e: usize) -> usize {
+    contraction(text, e, true).unwrap_or(e)
+}
+
+/// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+` at `p`, with
+/// the backtracking of the star written out.
+#[inline]
+fn o200k_upper_lower(text: &str, p: usize) -> Option<usize> {
+    let mut i = p;
+    let mut last_lower_end = None;
+    while let Some((_, f, l)) = at(text, i) {
+        if f & UPPER == 0 {
+            break;
+        }
+        if f & LOWER != 0 {
+            last_lower_end = Some(i + l);
+        }
+        i += l;
+    }
+    match at(text, i) {
+        Some((_, f, _)) if f & LOWER != 0 => Some(run(text, i, LOWER)),
+        // The star gives back characters until the plus can take the last
+        // "lower" one of the upper run; the plus then ends there.
+        _ => last_lower_end,
+    }
+}
+
+fn o200k_end(text: &str, s: usize) -> usize {
+    let Some((c0, f0, l0)) = at(text, s) else { return s };
+    let prefix = c0 != '\r' && c0 != '\n' && f0 & (LETTER | NUMBER) == 0;
+    // Alternative 1: [^\r\n\p{L}\p{N}]?[A]*[B]+(contraction)?
+    if prefix {
+        if let Some(e) = o200k_upper_lower(text, s + l0) {
+            return optional_contraction(text, e);
+        }
+    }
+    if let Some(e) = o200k_upper_lower(text, s) {
+        return optional_contraction(text, e);
+    }
+    // Alternative 2: [^\r\n\p{L}\p{N}]?[A]+[B]*(contraction)?
+    if prefix {
+        let e = run(text, s + l0, UPPER);
+        if e > s + l0 {
+            return optional_contraction(text, run(text, e, LOWER));
+        }
+    }
+    let e = run(text, s, UPPER);
+    if e > s {
+        return optional_contraction(text, run(text, e, LOWER));
+    }
+    if f0 & NUMBER != 0 {
+        return run_max(text, s, NUMBER, 3);
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+    if c0 == ' ' {
+        if let Some((_, f1, _)) = at(text, s + 1) {
+            if is_other(f1) {
+                return run_bytes(text, run_other(text, s + 1), b"\r\n/");
+            }
+        }
+    }
+    if is_other(f0) {
+        return run_bytes(text, run_other(text, s), b"\r\n/");
+    }
+    space_end(text, s, true)
+}
+
+fn gpt2_end(text: &str, s: usize) -> usize {
+    let Some((c0, f0, _)) = at(text, s) else { return s };
+    if c0 == '\'' {
+        if let Some(e) = contraction(text, s, false) {
+            return e;
+        }
+    }
+    // ` ?\p{L}+`, ` ?\p{N}+`, ` ?[^\s\p{L}\p{N}]+`
+    let (from, f) = if c0 == ' ' {
+        match at(text, s + 1) {
+            Some((_, f1, _)) => (s + 1, f1),
+            None => (s, f0),
+        }
+    } else {
+        (s, f0)
+    };
+    if f & LETTER != 0 {
+        return run(text, from, LETTER);
+    }
+    if f & NUMBER != 0 {
+        return run(text, from, NUMBER);
+    }
+    if is_other(f) {
+        return run_other(text, from);
+    }
+    if f0 & SPACE == 0 {
+        // Only reachable when `from != s`: a space before a space, handled
+        // below; keep the scan total regardless.
+        return run_other(text, s).max(s + 1);
+    }
+    space_end(text, s, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(p: Pattern, s: &str) -> Vec<&str> {
+        p.split(s).collect()
+    }
+
+    #[test]
+    fn cl100k_examples() {
+        let p = Pattern::Cl100k;
+        assert_eq!(pieces(p, "Hello world"), ["Hello", " world"]);
+        assert_eq!(pieces(p, "I'm 12345!!\n\n"), ["I", "'m", " ", "123", "45", "!!\n\n"]);
+        assert_eq!(pieces(p, "a   b"), ["a", "  ", " b"]);
+        assert_eq!(pieces(p, "a  \n  b"), ["a", "  \n", " ", " b"]);
+        assert_eq!(pieces(p, "x   "), ["x", "   "]);
+    }
+
+    #[test]
+    fn o200k_examples() {
+        let p = Pattern::O200k;
+        assert_eq!(pieces(p, "HELLOworld HELLO"), ["HELLOworld", " HELLO"]);
+        assert_eq!(pieces(p, "They're"), ["They're"]);
+        assert_eq!(pieces(p, "a/b//\n"), ["a", "/b", "//\n"]);
+    }
+
+    #[test]
+    fn known_regexes_are_recognized() {
+        for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2] {
+            assert_eq!(Pattern::from_regex(&p.regex().unwrap()), Some(p));
+        }
+        assert_eq!(Pattern::from_regex(r"\w+"), None);
+    }
+}

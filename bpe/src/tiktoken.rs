@@ -1,0 +1,153 @@
+//! Loading tiktoken rank files (`BASE64(bytes) RANK` per line) and the
+//! built-in OpenAI vocabularies.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+
+use crate::error::LoadError;
+use crate::model::{Model, Rules, Symbols};
+use crate::pretok::Pattern;
+use crate::tokenizer::{Normalizer, Tokenizer};
+use crate::vocab::{ByteMap, Kind, Tokens};
+
+/// tiktoken's special tokens of `o200k_base`.
+pub const O200K_SPECIALS: &[(&str, u32)] =
+    &[("<|endoftext|>", 199_999), ("<|endofprompt|>", 200_018)];
+
+/// tiktoken's special tokens of `cl100k_base`.
+pub const CL100K_SPECIALS: &[(&str, u32)] = &[
+    ("<|endoftext|>", 100_257),
+    ("<|fim_prefix|>", 100_258),
+    ("<|fim_middle|>", 100_259),
+    ("<|fim_suffix|>", 100_260),
+    ("<|endofprompt|>", 100_276),
+];
+
+/// tiktoken's special tokens of `p50k_base` and `r50k_base`.
+pub const P50K_SPECIALS: &[(&str, u32)] = &[("<|endoftext|>", 50_256)];
+
+/// Parses a rank file into `(rank, bytes)` in file order.
+fn parse(file: &[u8]) -> Result<(Vec<u8>, Vec<(u32, u32, u32)>), LoadError> {
+    let mut raw = Vec::with_capacity(file.len() * 3 / 4);
+    let mut entries = Vec::with_capacity(file.len() / 10);
+    for (i, line) in file.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
+        }
+        let err = |message: String| LoadError::Tiktoken { line: i + 1, message };
+        let space = line
+            .iter()
+            .position(|&b| b == b' ')
+            .ok_or_else(|| err("expected `BASE64 RANK`".into()))?;
+        let (b64, rank) = (&line[..space], &line[space + 1..]);
+        let rank: u32 = std::str::from_utf8(rank)
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .ok_or_else(|| err(format!("bad rank {:?}", String::from_utf8_lossy(rank))))?;
+        let start = raw.len();
+        STANDARD.decode_vec(b64, &mut raw).map_err(|e| err(format!("bad base64: {e}")))?;
+        if raw.len() == start {
+            return Err(err("empty token".into()));
+        }
+        entries.push((rank, start as u32, raw.len() as u32));
+    }
+    Ok((raw, entries))
+}
+
+impl Tokenizer {
+    /// Loads a tiktoken rank file with its split pattern and special tokens
+    /// `(name, id)`. Ranks are the ids and the merge priorities.
+    ///
+    /// Errors name the line (malformed, duplicate rank or bytes), the special
+    /// token (id taken), or the missing single byte.
+    pub fn from_tiktoken(
+        file: &[u8],
+        pattern: Pattern,
+        specials: &[(&str, u32)],
+    ) -> Result<Tokenizer, LoadError> {
+        let (raw, parsed) = parse(file)?;
+        let mut seen_rank = vec![false; parsed.iter().map(|e| e.0 as usize + 1).max().unwrap_or(0)];
+        for (line, &(rank, _, _)) in parsed.iter().enumerate() {
+            if std::mem::replace(&mut seen_rank[rank as usize], true) {
+                return Err(LoadError::Tiktoken {
+                    line: line + 1,
+                    message: format!("rank {rank} appears twice"),
+                });
+            }
+        }
+        let mut entries: Vec<(u32, &[u8], Kind)> = parsed
+            .iter()
+            .map(|&(rank, s, e)| (rank, &raw[s as usize..e as usize], Kind::Normal))
+            .collect();
+        for &(name, id) in specials {
+            if seen_rank.get(id as usize).copied().unwrap_or(false) {
+                return Err(LoadError::Token {
+                    token: name.to_owned(),
+                    message: format!("special id {id} is already the rank of a token"),
+                });
+            }
+            if name.is_empty() {
+                return Err(LoadError::Token {
+                    token: name.to_owned(),
+                    message: "empty special token".into(),
+                });
+            }
+            entries.push((id, name.as_bytes(), Kind::Special));
+        }
+        let mut ids: Vec<u32> = specials.iter().map(|s| s.1).collect();
+        ids.sort_unstable();
+        if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+            return Err(LoadError::Token {
+                token: format!("id {}", w[0]),
+                message: "two special tokens share this id".into(),
+            });
+        }
+        let tokens = Tokens::new(&mut entries);
+        let ranks = parsed.iter().map(|e| e.0);
+        let (map, duplicates) = ByteMap::new(&tokens, ranks, parsed.len());
+        if let Some(&dup) = duplicates.first() {
+            let line = parsed.iter().position(|e| e.0 == dup).map_or(0, |l| l + 1);
+            return Err(LoadError::Tiktoken {
+                line,
+                message: format!(
+                    "token {:?} appears twice",
+                    String::from_utf8_lossy(tokens.bytes(dup))
+                ),
+            });
+        }
+        let mut byte_ids = Box::new([0u32; 256]);
+        for b in 0..=255u8 {
+            byte_ids[b as usize] = map.get(&tokens, &[b]).ok_or_else(|| LoadError::Token {
+                token: format!("<0x{b:02X}>"),
+                message: "the single byte has no token, so some texts cannot be encoded".into(),
+            })?;
+        }
+        let model = Model {
+            symbols: Symbols::Bytes(byte_ids),
+            rules: Rules::Ranks,
+            whole_piece: true,
+            map,
+            backtrack: Default::default(),
+        };
+        Tokenizer::assemble(tokens, model, pattern, Normalizer::default())
+    }
+
+    /// OpenAI's `o200k_base` (GPT-4o and later), embedded: 199,998 ranks,
+    /// `<|endoftext|>` = 199999, `<|endofprompt|>` = 200018.
+    pub fn o200k_base() -> Tokenizer {
+        Tokenizer::from_tiktoken(crate::data::O200K_BASE_TIKTOKEN, Pattern::O200k, O200K_SPECIALS)
+            .expect("the embedded o200k_base file is valid (checked by tests)")
+    }
+
+    /// OpenAI's `cl100k_base` (GPT-4, GPT-3.5), embedded: 100,256 ranks and
+    /// five special tokens (`<|endoftext|>` = 100257, ...).
+    pub fn cl100k_base() -> Tokenizer {
+        Tokenizer::from_tiktoken(
+            crate::data::CL100K_BASE_TIKTOKEN,
+            Pattern::Cl100k,
+            CL100K_SPECIALS,
+        )
+        .expect("the embedded cl100k_base file is valid (checked by tests)")
+    }
+}

@@ -1,0 +1,168 @@
+//! Encoders against the brute-force oracle; decode round trips; loading
+//! errors.
+
+use bpe::{Allowed, EncodeError, LoadError, Pattern, Tokenizer};
+use proptest::prelude::*;
+
+use crate::common::{cl100k, o200k};
+
+#[test]
+fn known_ids() {
+    assert_eq!(o200k().encode("Hello, world!"), [13225, 11, 2375, 0]);
+    assert_eq!(cl100k().encode("Hello, world!"), [9906, 11, 1917, 0]);
+    assert_eq!(o200k().vocab_size(), 200_019);
+    assert_eq!(cl100k().vocab_size(), 100_277);
+    assert_eq!(o200k().token_bytes(13225), Some(&b"Hello"[..]));
+    assert_eq!(o200k().token_bytes(199_998), None);
+    assert_eq!(
+        o200k().special_tokens().collect::<Vec<_>>(),
+        [(199_999, "<|endoftext|>"), (200_018, "<|endofprompt|>")]
+    );
+}
+
+#[test]
+fn specials_follow_tiktoken_semantics() {
+    let t = cl100k();
+    let text = "a<|endoftext|>b";
+    assert_eq!(t.encode_with_specials(text, Allowed::All).unwrap(), [64, 100_257, 65]);
+    assert_eq!(
+        t.encode_with_specials(text, Allowed::Names(&["<|endoftext|>"])).unwrap(),
+        [64, 100_257, 65]
+    );
+    let ordinary = t.encode(text);
+    assert!(!ordinary.contains(&100_257));
+    assert_eq!(t.decode_to_string(&ordinary).unwrap(), text);
+    assert_eq!(
+        t.encode_with_specials(text, Allowed::None),
+        Err(EncodeError::DisallowedSpecial { name: "<|endoftext|>".into(), offset: 1 })
+    );
+}
+
+fn unicode_text() -> impl Strategy<Value = String> {
+    let chars = prop_oneof![
+        4 => prop::sample::select(vec!['a', 'b', 'e', 't', ' ', ' ', '\n', 'x', '0', '\'', 's', '.', 'é', '猫', '😀']),
+        1 => any::<char>(),
+    ];
+    prop::collection::vec(chars, 0..200).prop_map(|v| v.into_iter().collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn encode_equals_oracle_and_round_trips(t in unicode_text()) {
+        for tok in [o200k(), cl100k()] {
+            let ids = tok.encode(&t);
+            prop_assert_eq!(&ids, &tok.encode_reference(&t));
+            prop_assert_eq!(tok.count(&t), ids.len());
+            prop_assert_eq!(tok.decode_to_string(&ids).unwrap(), t.clone());
+        }
+    }
+
+    #[test]
+    fn long_pieces_equal_oracle(s in "[a-c ]{0,3}[a-d]{40,300}", sp in 0usize..200) {
+        // One long letter run (the backtracking encoder) and a long space run.
+        let t = format!("{s} {}x", " ".repeat(sp));
+        for tok in [o200k(), cl100k()] {
+            prop_assert_eq!(tok.encode(&t), tok.encode_reference(&t));
+        }
+    }
+
+    #[test]
+    fn arbitrary_bytes_round_trip(b in prop::collection::vec(any::<u8>(), 0..300)) {
+        let ids = o200k().encode_bytes(&b);
+        prop_assert_eq!(o200k().decode(&ids).unwrap(), b);
+    }
+}
+
+#[test]
+fn catastrophic_inputs_equal_oracle_piecewise() {
+    // The oracle is quadratic, so compare on 5 KB; linearity is the
+    // benchmark's business.
+    let mut rng = 7u64;
+    let mut random_az = String::new();
+    for _ in 0..5_000 {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        random_az.push((b'a' + ((rng >> 33) % 26) as u8) as char);
+    }
+    let inputs = [
+        "a".repeat(5_000),
+        " ".repeat(5_000),
+        "x".repeat(5_000),
+        random_az,
+        "^ 0 a 's \u{2420} \n".repeat(500),
+    ];
+    for tok in [o200k(), cl100k()] {
+        for t in &inputs {
+            let ids = tok.encode(t);
+            assert_eq!(ids, tok.encode_reference(t), "input starting {:?}", &t[..10]);
+            assert_eq!(tok.decode_to_string(&ids).unwrap(), *t);
+        }
+    }
+}
+
+#[test]
+fn megabyte_runs_are_fast_enough_to_finish() {
+    // Linear time: a quadratic encoder would not finish these in the test
+    // budget. Checked against a piecewise property: decoding gives the input.
+    for tok in [o200k(), cl100k()] {
+        for t in ["a".repeat(1_000_000), " ".repeat(1_000_000)] {
+            let ids = tok.encode(&t);
+            assert_eq!(tok.decode(&ids).unwrap(), t.as_bytes());
+        }
+    }
+}
+
+#[test]
+fn bad_tiktoken_files_are_errors_naming_the_line() {
+    let mut file = String::new();
+    for b in 0..=255u8 {
+        use base64::Engine;
+        file.push_str(&format!("{} {b}\n", base64::engine::general_purpose::STANDARD.encode([b])));
+    }
+    assert!(Tokenizer::from_tiktoken(file.as_bytes(), Pattern::Gpt2, &[]).is_ok());
+    let bad = format!("{file}YWI= x\n");
+    assert_eq!(
+        Tokenizer::from_tiktoken(bad.as_bytes(), Pattern::Gpt2, &[]).unwrap_err(),
+        LoadError::Tiktoken { line: 257, message: "bad rank \"x\"".into() }
+    );
+    let dup = format!("{file}YWI= 3\n");
+    assert!(matches!(
+        Tokenizer::from_tiktoken(dup.as_bytes(), Pattern::Gpt2, &[]),
+        Err(LoadError::Tiktoken { line: 257, .. })
+    ));
+    let missing: String = file.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    assert!(matches!(
+        Tokenizer::from_tiktoken(missing.as_bytes(), Pattern::Gpt2, &[]),
+        Err(LoadError::Token { .. })
+    ));
+    let clash =
+        Tokenizer::from_tiktoken(file.as_bytes(), Pattern::Gpt2, &[("<|x|>", 5)]).unwrap_err();
+    assert!(clash.to_string().contains("<|x|>"), "{clash}");
+    for garbage in [&b"\xff\xfe"[..], b"!!!! 1", b"only"] {
+        assert!(Tokenizer::from_tiktoken(garbage, Pattern::Gpt2, &[]).is_err());
+    }
+}
+
+#[test]
+fn bad_tokenizer_json_is_an_error() {
+    for bad in [
+        &b"{"[..],
+        b"{}",
+        br#"{"model":{"type":"Unigram"}}"#,
+        br#"{"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":["a c"]}}"#,
+        br#"{"model":{"type":"BPE","vocab":{"a":0,"b":0},"merges":[]}}"#,
+        br#"{"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"pre_tokenizer":{"type":"Split","pattern":{"Regex":"\\w+"},"behavior":"Isolated","invert":false}}"#,
+    ] {
+        let err = Tokenizer::from_tokenizer_json(bad).unwrap_err();
+        assert!(!err.to_string().is_empty());
+    }
+    let err = Tokenizer::from_tokenizer_json(
+        br#"{"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":["a c"]}}"#,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        LoadError::Merge { index: 0, message: "token \"c\" is not in the vocabulary".into() }
+    );
+}

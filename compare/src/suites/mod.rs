@@ -2,6 +2,8 @@
 
 use anyhow::{Result, bail};
 
+mod toktrie;
+
 /// A named suite and the function that runs it with its extra arguments.
 pub(crate) struct Suite {
     pub(crate) name: &'static str,
@@ -11,7 +13,7 @@ pub(crate) struct Suite {
 
 /// Every suite `cargo xtask bench` knows.
 pub(crate) const SUITES: &[Suite] = &[
-    Suite { name: "toktrie", about: "trie mask walk vs llguidance's toktrie", run: pending },
+    Suite { name: "toktrie", about: "trie mask walk vs llguidance's toktrie", run: toktrie::run },
     Suite {
         name: "bpe",
         about: "BPE encode/count/interval vs bpe-openai, tiktoken-rs",

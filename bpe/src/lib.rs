@@ -63,6 +63,7 @@
 #![forbid(unsafe_code)]
 
 mod backtrack;
+mod chunk;
 pub mod data;
 mod error;
 mod hf;
@@ -73,6 +74,7 @@ mod tokenizer;
 mod unicode;
 mod vocab;
 
+pub use chunk::{Boundary, Chunk};
 pub use error::{DecodeError, EncodeError, LoadError};
 pub use pretok::{Pattern, Pieces};
 pub use tiktoken::{CL100K_SPECIALS, O200K_SPECIALS, P50K_SPECIALS};

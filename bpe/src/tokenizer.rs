@@ -96,6 +96,8 @@ pub struct Tokenizer {
     /// Finds special names in text (leftmost-longest); pattern `i` is
     /// `specials[i]`.
     special_matcher: Option<AhoCorasick>,
+    /// The longest ordinary token, in bytes.
+    max_token_len: usize,
 }
 
 impl Tokenizer {
@@ -121,7 +123,20 @@ impl Tokenizer {
                 })?;
             Some(m)
         };
-        Ok(Tokenizer { tokens, model, pattern, normalizer, specials, special_matcher })
+        let max_token_len = (0..tokens.len() as u32)
+            .filter(|&id| tokens.kind(id) == Kind::Normal)
+            .map(|id| tokens.token_len(id))
+            .max()
+            .unwrap_or(1);
+        Ok(Tokenizer {
+            tokens,
+            model,
+            pattern,
+            normalizer,
+            specials,
+            special_matcher,
+            max_token_len,
+        })
     }
 
     /// The number of ids: the largest id (special tokens included) plus one.
@@ -169,6 +184,20 @@ impl Tokenizer {
     /// included once built).
     pub fn memory_bytes(&self) -> usize {
         self.tokens.heap_bytes() + self.model.heap_bytes()
+    }
+
+    /// The length in bytes of the longest ordinary token.
+    pub fn max_token_len(&self) -> usize {
+        self.max_token_len
+    }
+
+    /// `text` after normalization (unchanged for tiktoken vocabularies).
+    pub(crate) fn normalize<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        self.normalizer.apply(text, true)
+    }
+
+    pub(crate) fn normalizer_is_identity(&self) -> bool {
+        self.normalizer.is_identity()
     }
 
     /// Calls `f` with the pieces of one segment (text between specials).
@@ -291,9 +320,8 @@ impl Tokenizer {
         out
     }
 
-    /// The pre-tokenized pieces of `text` after normalization, as byte
-    /// ranges of the normalized text (equal to `text` when the tokenizer
-    /// has no normalizer).
+    /// The pre-tokenized pieces of `text` after normalization (they
+    /// concatenate to `text` when the tokenizer has no normalizer).
     pub fn pieces_of(&self, text: &str) -> Vec<String> {
         let mut v = Vec::new();
         self.pieces(text, true, |p| v.push(String::from_utf8_lossy(p).into_owned()));

@@ -2,6 +2,7 @@
 //! encoders against the brute-force oracle, vocabularies against golden
 //! files in `../shared/data` (skipped, saying so, when absent).
 
+mod chunk;
 mod common;
 mod encode;
 mod golden;

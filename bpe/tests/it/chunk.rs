@@ -1,0 +1,81 @@
+//! `count_till_limit`, `split_at_tokens` and the chunker against exhaustive
+//! search.
+
+use bpe::{Boundary, Tokenizer};
+use proptest::prelude::*;
+
+use crate::common::{cl100k, o200k};
+
+fn exhaustive_split(tok: &Tokenizer, text: &str, n: usize) -> usize {
+    (0..=text.len())
+        .rev()
+        .filter(|&p| text.is_char_boundary(p))
+        .find(|&p| tok.count(&text[..p]) <= n)
+        .unwrap_or(0)
+}
+
+fn text() -> impl Strategy<Value = String> {
+    let chars = prop_oneof![
+        6 => prop::sample::select(vec!['a', 'b', 'e', 't', ' ', ' ', '\n', 'x', '0', '1', '\'', 's', '.', 'é', '猫', 'L', '!']),
+        1 => any::<char>(),
+    ];
+    prop::collection::vec(chars, 0..60).prop_map(|v| v.into_iter().collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn split_at_tokens_is_the_longest_fitting_prefix(t in text(), n in 0usize..25) {
+        for tok in [o200k(), cl100k()] {
+            prop_assert_eq!(tok.split_at_tokens(&t, n), exhaustive_split(tok, &t, n), "n = {}", n);
+        }
+    }
+
+    #[test]
+    fn count_till_limit_is_exact(t in text(), n in 0usize..40) {
+        let tok = o200k();
+        let c = tok.count(&t);
+        prop_assert_eq!(tok.count_till_limit(&t, n), (c <= n).then_some(c));
+    }
+
+    #[test]
+    fn chunks_concatenate_and_fit(t in text(), n in 1usize..12, b in 0usize..3) {
+        let prefer = [Boundary::Char, Boundary::Newline, Boundary::Whitespace][b];
+        let tok = cl100k();
+        let chunks = tok.chunks(&t, n, prefer);
+        let mut end = 0;
+        for c in &chunks {
+            prop_assert_eq!(c.range.start, end);
+            prop_assert!(c.range.end > c.range.start);
+            let piece = &t[c.range.clone()];
+            prop_assert_eq!(c.tokens, tok.count(piece));
+            prop_assert!(c.tokens <= n || piece.chars().count() == 1);
+            end = c.range.end;
+        }
+        prop_assert_eq!(end, t.len());
+        if prefer == Boundary::Char {
+            // Each chunk is the longest fitting prefix of the rest.
+            for c in &chunks {
+                let rest = &t[c.range.start..];
+                let want = exhaustive_split(tok, rest, n);
+                prop_assert!(want == c.range.len() || (want == 0 && piece_is_one_char(&t[c.range.clone()])));
+            }
+        }
+    }
+}
+
+fn piece_is_one_char(s: &str) -> bool {
+    s.chars().count() == 1
+}
+
+#[test]
+fn split_inside_long_runs() {
+    for tok in [o200k(), cl100k()] {
+        for t in ["a".repeat(3000), " ".repeat(3000), format!("{}x", " ".repeat(500))] {
+            for n in [1, 7, 50] {
+                assert_eq!(tok.split_at_tokens(&t, n), exhaustive_split(tok, &t, n), "n = {n}");
+            }
+        }
+    }
+}

@@ -162,7 +162,7 @@ struct Lowering<'a> {
     /// The lexeme of each terminal used in a rule.
     terminal_syms: HashMap<(Ns, String), SymbolId>,
     /// The regex of each terminal compiled so far, with its node count.
-    terminal_regexes: HashMap<(Ns, String), (RegexAst, usize)>,
+    terminal_regexes: HashMap<(Ns, String), (RegexAst, (usize, usize))>,
     /// Lexemes of regexes and case-insensitive strings written in rules.
     regex_syms: HashMap<String, SymbolId>,
     /// Terminals being inlined (to detect cycles).
@@ -563,7 +563,7 @@ impl<'a> Lowering<'a> {
     fn terminal_regex(&mut self, ns: Ns, name: &str, use_span: Span) -> Result<RegexAst, Error> {
         let key = (ns, name.to_string());
         if let Some((rx, size)) = self.terminal_regexes.get(&key) {
-            let (rx, size) = (rx.clone(), *size);
+            let (rx, size) = (rx.clone(), size.0);
             self.count_nodes(size, use_span, ns)?;
             return Ok(rx);
         }
@@ -597,6 +597,16 @@ impl<'a> Lowering<'a> {
                 }
             },
         };
+        if self.expanding.len() >= self.config.limits.max_nesting {
+            return Err(self.err(
+                ErrorKind::Limit,
+                format!(
+                    "terminals refer to terminals more than {} deep (Limits::max_nesting)",
+                    self.config.limits.max_nesting
+                ),
+                self.at(ns, use_span),
+            ));
+        }
         if self.expanding.contains(&key) {
             return Err(self.err(
                 ErrorKind::Invalid,
@@ -616,9 +626,23 @@ impl<'a> Lowering<'a> {
         let rx = self.expansions_regex(&def.body, def_ns);
         self.expanding.pop();
         let rx = rx?;
-        let size = regex_size(&rx);
+        let (size, depth) = regex_size(&rx);
+        // Each terminal is at most this deep, so one built from them is at
+        // most `max_nesting` deeper: the recursive code that walks and drops
+        // regex trees (ours and derivre's) stays within the stack.
+        if depth > 2 * self.config.limits.max_nesting {
+            return Err(self.err(
+                ErrorKind::Limit,
+                format!(
+                    "terminal `{name}` nests more than {} levels after inlining \
+                     (2 x Limits::max_nesting)",
+                    2 * self.config.limits.max_nesting
+                ),
+                self.at(ns, use_span),
+            ));
+        }
         self.count_nodes(size, use_span, ns)?;
-        self.terminal_regexes.insert(key, (rx.clone(), size));
+        self.terminal_regexes.insert(key, (rx.clone(), (size, depth)));
         Ok(rx)
     }
 
@@ -792,9 +816,16 @@ fn id_ranges(ids: &TokenIds) -> Vec<(u32, u32)> {
     out
 }
 
-/// The number of nodes of a regex tree.
-fn regex_size(rx: &RegexAst) -> usize {
-    1 + rx.get_args().iter().map(regex_size).sum::<usize>()
+/// The number of nodes and the depth of a regex tree (without recursion).
+fn regex_size(rx: &RegexAst) -> (usize, usize) {
+    let (mut size, mut depth) = (0, 0);
+    let mut stack = vec![(rx, 1)];
+    while let Some((node, d)) = stack.pop() {
+        size += 1;
+        depth = depth.max(d);
+        stack.extend(node.get_args().iter().map(|c| (c, d + 1)));
+    }
+    (size, depth)
 }
 
 /// `s` with every regex metacharacter escaped.

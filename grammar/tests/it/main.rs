@@ -7,5 +7,7 @@ mod gbnf;
 mod gbnf_parse;
 mod lark_compile;
 mod lark_parse;
+mod limits;
+mod props;
 mod shared;
 mod util;

@@ -514,11 +514,11 @@ impl<'a> Lowering<'a> {
                 "inline JSON Schemas (`%json`) are not supported yet",
                 e.span,
             )),
-            ExprKind::RegexSpec(_) => Err(self.err(
-                ErrorKind::Unsupported,
-                "structured regexes (`%regex`) are not supported yet",
-                e.span,
-            )),
+            ExprKind::RegexSpec(_) => {
+                let rx = self.expr_regex(e, Ns::User)?;
+                let name = e.span.text(self.src).to_string();
+                Ok(self.regex_symbol(name, rx, e.span))
+            }
             ExprKind::GrammarRef(n) => Err(self.err(
                 ErrorKind::Unsupported,
                 format!("references to other grammars (`@{n}`) are not supported"),
@@ -714,16 +714,25 @@ impl<'a> Lowering<'a> {
                 max.unwrap_or(u32::MAX),
             ),
             ExprKind::Not(inner) => RegexAst::Not(Box::new(self.expr_regex(inner, ns)?)),
+            ExprKind::RegexSpec(v) => {
+                let chunks = self.substring_chunks(v, self.at(ns, e.span))?;
+                // Counted before building: the tree is quadratic in size.
+                let n = chunks.len();
+                self.count_nodes(
+                    n.saturating_mul(n.saturating_add(1)).saturating_mul(2),
+                    e.span,
+                    ns,
+                )?;
+                substring_regex(&chunks)
+            }
             ExprKind::SpecialToken(_)
             | ExprKind::NegatedSpecialToken(_)
             | ExprKind::TokenIds(_)
             | ExprKind::Json(_)
-            | ExprKind::RegexSpec(_)
             | ExprKind::GrammarRef(_)
             | ExprKind::TemplateUse(..) => {
                 let what = match &e.kind {
                     ExprKind::Json(_) => "`%json`",
-                    ExprKind::RegexSpec(_) => "`%regex`",
                     ExprKind::GrammarRef(_) => "a grammar reference",
                     ExprKind::TemplateUse(..) => "a template",
                     _ => "a special token",
@@ -737,6 +746,38 @@ impl<'a> Lowering<'a> {
                 ));
             }
         })
+    }
+
+    /// The chunks of `%regex {...}`: exactly one of `substring_words`
+    /// (a string cut into words), `substring_chars` (a string cut into
+    /// characters) or `substring_chunks` (a list of strings).
+    fn substring_chunks(&self, v: &serde_json::Value, span: Span) -> Result<Vec<String>, Error> {
+        let bad = |msg: String| self.err(ErrorKind::Invalid, msg, span);
+        let obj = v
+            .as_object()
+            .ok_or_else(|| bad("failed to parse %regex: expected an object".into()))?;
+        if obj.len() > 1 {
+            return Err(bad("only one field can be set on %regex".into()));
+        }
+        let Some((key, val)) = obj.iter().next() else {
+            return Err(bad("no fields set on %regex".into()));
+        };
+        let text = || {
+            val.as_str()
+                .ok_or_else(|| bad(format!("failed to parse %regex: `{key}` must be a string")))
+        };
+        match key.as_str() {
+            "substring_words" => Ok(words(text()?)),
+            "substring_chars" => Ok(text()?.chars().map(String::from).collect()),
+            "substring_chunks" => val
+                .as_array()
+                .and_then(|a| a.iter().map(|c| c.as_str().map(String::from)).collect())
+                .ok_or_else(|| {
+                    bad("failed to parse %regex: `substring_chunks` must be a list of strings"
+                        .into())
+                }),
+            _ => Err(bad(format!("unknown field `{key}` in %regex"))),
+        }
     }
 
     /// `/pattern/flags` as a regex, checked once here so a bad pattern is
@@ -783,6 +824,50 @@ impl<'a> Lowering<'a> {
         }
         Ok(RegexAst::Regex(p))
     }
+}
+
+/// A string cut into maximal runs of word characters (letters, digits, `_`),
+/// of white space, and of other characters.
+fn words(s: &str) -> Vec<String> {
+    let class = |c: char| {
+        if c.is_alphanumeric() || c == '_' {
+            0
+        } else if c.is_whitespace() {
+            1
+        } else {
+            2
+        }
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut prev = None;
+    for c in s.chars() {
+        match out.last_mut() {
+            Some(w) if prev == Some(class(c)) => w.push(c),
+            _ => out.push(c.to_string()),
+        }
+        prev = Some(class(c));
+    }
+    out
+}
+
+/// The regex of every contiguous run `chunks[i..j]` (`i <= j`), the empty
+/// one included: `ε | P(0) | ... | P(n-1)` with `P(i) = chunks[i] P(i+1)?`.
+/// The tree has O(n²) nodes; derivre shares the repeated subtrees.
+fn substring_regex(chunks: &[String]) -> RegexAst {
+    let mut alts = vec![RegexAst::EmptyString];
+    let mut suffix: Option<RegexAst> = None;
+    let mut starts = Vec::with_capacity(chunks.len());
+    for c in chunks.iter().rev() {
+        let lit = RegexAst::Literal(c.clone());
+        let p = match suffix.take() {
+            None => lit,
+            Some(rest) => RegexAst::Concat(vec![lit, RegexAst::Repeat(Box::new(rest), 0, 1)]),
+        };
+        starts.push(p.clone());
+        suffix = Some(p);
+    }
+    alts.extend(starts);
+    RegexAst::Or(alts)
 }
 
 /// The token ids of `<[...]>` as sorted, merged inclusive ranges.

@@ -1,8 +1,65 @@
 //! The Lark-like grammar dialect of llguidance.
 //!
-//! See the crate manual for the supported syntax and the differences from
-//! llguidance; [`parse`] gives the syntax tree, with a span (byte range, line
-//! and column) on every node.
+//! [`parse`] gives the syntax tree (a [`Span`](crate::Span) with byte range,
+//! line and column on every node), [`compile`] the grammar for the Earley
+//! parser, [`print()`] the text of a tree.
+//!
+//! # Supported syntax (llguidance's `docs/syntax.md`)
+//! - Rules (lowercase names) and terminals (uppercase names); `-` may appear
+//!   in names; `//` and `#` start comments. The rule modifiers `?name` and
+//!   `!name`, `_name` and `-> alias` are accepted and change nothing (they
+//!   shape Lark's parse trees, not the language). A line starting with `|`
+//!   continues the alternatives above it.
+//! - `a b`, `a | b`, `(a)`, `[a]`, `a?`, `a*`, `a+`, `a{n}`, `a{m,}`,
+//!   `a{,n}`, `a{m,n}`, `a ~ n`, `a ~ m..n`.
+//! - Strings `"..."` (JSON escapes and `\xHH`), case-insensitive strings
+//!   `"..."i`, ranges `"a".."z"`, regexes `/.../flags` in the `regex` crate's
+//!   syntax as `derivre` reads it (flags `i`, `m`, `s`, `x`, `u`).
+//! - In terminals, intersection `a & b` and complement `~a` (also `~a` in a
+//!   rule, which is then one lexeme, as in llguidance).
+//! - `%ignore expr` (several are alternatives); `%import common.NAME`,
+//!   `%import common.NAME -> ALIAS`, `%import common (A, B)` with the 25
+//!   terminals of Lark's `common.lark` (see `common.rs`).
+//! - Special tokens `<|name|>`, `<name>` and token ids `<[1,5-9]>`,
+//!   `<[^5]>`, `<[*]>`; names are resolved against the vocabulary when a
+//!   parser is created.
+//! - Lexeme options on rules: `[lazy]`, `[suffix=X]` (X a string, regex or
+//!   terminal), and `[capture]`, `[capture="n"]`, `[stop_capture="n"]`,
+//!   `[temperature=t]`, which do not change masks and are ignored.
+//! - `%regex {"substring_words": "..."}`, `{"substring_chars": "..."}`
+//!   and `{"substring_chunks": [...]}`: any contiguous run of the chunks
+//!   (words are maximal runs of letters, digits and `_`, of white space, or
+//!   of other characters), as one lexeme or inside a terminal.
+//! - `%llguidance {...}` with `no_forcing`, and the other llguidance 1.9
+//!   options (`allow_initial_skip`, `allow_invalid_utf8`, `ignore_once`)
+//!   when `false`.
+//!
+//! # Not supported (an error with line and column)
+//! Templates, priorities (unless [`Config::ignore_priorities`]), `%declare`,
+//! `%override`, `%extend`, imports of modules other than `common`,
+//! look-arounds and other regex features `derivre` cannot express,
+//! `%json` (until the JSON Schema compiler is wired in), `@grammar`
+//! references, parametric rules (`name::...`), `stop=`, `max_tokens=`, and
+//! the `%llguidance` options above set to `true` or unknown.
+//!
+//! # Differences from llguidance 1.9
+//! - More lenient: line breaks inside `(...)` and `[...]`, and comment lines
+//!   between a rule and its `|` continuation, are accepted (llguidance
+//!   rejects them); neither changes what a grammar means.
+//! - Stricter: unknown `%llguidance` options are errors (llguidance ignores
+//!   them).
+//! - Unknown special token names are reported when a parser is created
+//!   ([`earley::Parser::new`]), not at compile time.
+//! - As in llguidance, only definitions reachable from `start` (and the
+//!   `%ignore`d expressions) are compiled, so an unused rule may refer to an
+//!   unknown name; syntax errors are reported anywhere.
+//!
+//! # Lowering
+//! See `lower.rs`: rules become nonterminals; each terminal becomes one
+//! lexeme whose regex inlines the terminals it references (bounded by
+//! [`Limits::max_terminal_nodes`](crate::Limits)); strings and regexes used
+//! in rules become lexemes (equal texts share one); `{m,n}` desugars in
+//! O(log n) rules ([`earley::GrammarBuilder::repeat`]).
 
 pub mod ast;
 mod common;

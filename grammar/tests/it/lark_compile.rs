@@ -167,3 +167,27 @@ fn options_directive() {
     check("%llguidance {}\nstart: \"a\"", &["a"], &[]);
     check("%llguidance {\"no_forcing\": true}\nstart: \"a\"", &["a"], &[]);
 }
+
+#[test]
+fn structured_substring_regexes() {
+    // Chunks as llguidance 1.9.1 cuts them: runs of word characters, of
+    // white space, and of other characters.
+    check(
+        r#"start: %regex {"substring_words": "foo bar. baz"}"#,
+        &["", "foo", "bar. ", " baz", "foo bar. baz"],
+        &["o", "fo", "r. b"],
+    );
+    check(
+        r#"start: %regex {"substring_words": "x.. y\t\n z7é!?"}"#,
+        &["..", "!?", "y\t\n z7é"],
+        &[".", ". ", "\t", "z7", "é", "!"],
+    );
+    check(r#"start: %regex {"substring_chars": "aéc"}"#, &["", "é", "aé", "éc"], &["ac"]);
+    check(r#"start: %regex {"substring_chunks": ["ab", "cd"]}"#, &["", "abcd", "cd"], &["b"]);
+    check(r#"start: %regex {"substring_chunks": []}"#, &[""], &["a"]);
+    check(
+        "start: \"x\" X \"y\"\nX: %regex {\"substring_chunks\": [\"ab\", \"cd\"]}",
+        &["xy", "xaby", "xabcdy"],
+        &["xay"],
+    );
+}

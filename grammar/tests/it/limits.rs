@@ -64,6 +64,15 @@ fn huge_alternations_compile() {
 }
 
 #[test]
+fn huge_substring_regexes_are_limit_errors() {
+    let long = "a".repeat(100_000);
+    let e = lark(&format!("start: %regex {{\"substring_chars\": \"{long}\"}}")).unwrap_err();
+    assert_eq!((e.kind(), e.column()), (ErrorKind::Limit, Some(8)));
+    let words = "w ".repeat(300);
+    assert!(lark(&format!("start: %regex {{\"substring_words\": \"{words}\"}}")).is_ok());
+}
+
+#[test]
 fn large_repetitions_compile_in_log_size() {
     // (Long inputs are the parser's business; here the grammar must compile.)
     let g = lark("start: \"a\"{0,100000} \"b\"").unwrap();

@@ -67,6 +67,7 @@ mod lexer;
 mod lower;
 mod parser;
 pub(crate) mod print;
+mod terminals;
 
 use crate::config::Config;
 use crate::error::Error;

@@ -4,12 +4,13 @@
 const UP_BITS: u32 = 12;
 /// Bits of the `size` field: up to about 4.2 million nodes a trie.
 const SIZE_BITS: u32 = 22;
-/// Bits of the `token` field: up to about 4.2 million token ids.
-const TOKEN_BITS: u32 = 22;
+/// Bits of the `token` field: up to about 2.1 million token ids.
+const TOKEN_BITS: u32 = 21;
 
 const UP_SHIFT: u32 = 8;
 const SIZE_SHIFT: u32 = UP_SHIFT + UP_BITS;
-const TOKEN_SHIFT: u32 = SIZE_SHIFT + SIZE_BITS;
+const LEAF_SHIFT: u32 = SIZE_SHIFT + SIZE_BITS;
+const TOKEN_SHIFT: u32 = LEAF_SHIFT + 1;
 
 /// The longest token (in bytes) a trie can hold.
 pub const MAX_TOKEN_LEN: usize = (1 << UP_BITS) - 1;
@@ -23,10 +24,10 @@ pub const MAX_VOCAB: usize = (1 << TOKEN_BITS) - 1;
 /// subtree is the `size` nodes starting at the node itself.
 ///
 /// ```text
-///  63          42 41          20 19        8 7      0
-/// +--------------+--------------+-----------+--------+
-/// | token (22)   | size (22)    | up (12)   | byte   |
-/// +--------------+--------------+-----------+--------+
+///  63         43  42  41          20 19        8 7      0
+/// +-------------+----+--------------+-----------+--------+
+/// | token (21)  |leaf| size (22)    | up (12)   | byte   |
+/// +-------------+----+--------------+-----------+--------+
 /// ```
 ///
 /// - `byte`: the edge label from the parent (unused at the root).
@@ -36,6 +37,9 @@ pub const MAX_VOCAB: usize = (1 << TOKEN_BITS) - 1;
 ///   accepted a leaf pops `up` bytes; one that rejects any node pops `up - 1`.
 /// - `size`: the number of nodes in the subtree, this node included; a
 ///   rejected node's subtree is skipped by adding `size` to the position.
+/// - `leaf`: `size == 1`, kept as a bit of its own so that the walk turns it
+///   into an all-ones or all-zeros mask with two shifts (see
+///   [`Node::up_if_leaf`]) instead of a compare and a conditional move.
 /// - `token`: the token id whose bytes spell the path to this node, or the
 ///   trie's `vocab_size` when no token ends here. That value is a real bit in
 ///   every `TokenSet` the walk writes to (the set's spare bit or a padding
@@ -53,6 +57,7 @@ impl Node {
             byte as u64
                 | (up as u64) << UP_SHIFT
                 | (size as u64) << SIZE_SHIFT
+                | ((size == 1) as u64) << LEAF_SHIFT
                 | (token as u64) << TOKEN_SHIFT,
         )
     }
@@ -70,6 +75,15 @@ impl Node {
     #[inline(always)]
     pub(crate) fn size(self) -> usize {
         ((self.0 >> SIZE_SHIFT) & ((1 << SIZE_BITS) - 1)) as usize
+    }
+
+    /// `up` for a leaf, 0 for an inner node: the pops due after the node
+    /// was accepted. Branch-free: the leaf bit, shifted to the sign and
+    /// back, is a mask of all ones or all zeros.
+    #[inline(always)]
+    pub(crate) fn up_if_leaf(self) -> usize {
+        let mask = ((self.0 << (63 - LEAF_SHIFT)) as i64 >> 63) as usize;
+        self.up() & mask
     }
 
     /// The token field (the trie's `vocab_size` when no token ends here).
@@ -118,6 +132,8 @@ mod tests {
         assert_eq!(n.with_up(9).up(), 9);
         assert_eq!(n.with_size(9).size(), 9);
         assert_eq!(n.with_token(9).token(), 9);
+        assert_eq!((n.up_if_leaf(), n.with_size(1).up_if_leaf()), (0, 3));
+        assert_eq!(Node::new(1, MAX_TOKEN_LEN, 1, MAX_VOCAB as u32).up_if_leaf(), MAX_TOKEN_LEN);
         assert_eq!(std::mem::size_of::<Node>(), 8);
     }
 }

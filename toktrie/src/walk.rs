@@ -107,7 +107,7 @@ fn walk_subtree<R: Recognizer + ?Sized>(
             let t = n.token() as usize;
             words[t / 64] |= 1 << (t % 64);
             p += 1;
-            pending = (n.size() == 1) as usize * n.up();
+            pending = n.up_if_leaf();
         } else {
             p += n.size();
             pending = n.up() - 1;

@@ -16,7 +16,10 @@ impl TokTrie {
     ///
     /// Time: O(visited nodes) calls of `try_push_byte`, at most the number of
     /// nodes (about 2·V), plus O(mask words + duplicates + specials).
-    pub fn compute_mask(&self, r: &mut impl Recognizer, mask: &mut TokenSet) {
+    ///
+    /// Generic over the recognizer so its methods inline into the loop; a
+    /// `&mut dyn Recognizer` works too, at the cost of a call per byte.
+    pub fn compute_mask<R: Recognizer + ?Sized>(&self, r: &mut R, mask: &mut TokenSet) {
         mask.clear();
         self.add_to_mask(r, mask);
     }
@@ -24,7 +27,7 @@ impl TokTrie {
     /// Like [`compute_mask`](TokTrie::compute_mask) but adds the allowed
     /// tokens to `mask`, keeping its members (for walking several sub-tries,
     /// see [`subset`](TokTrie::subset), into one mask).
-    pub fn add_to_mask(&self, r: &mut impl Recognizer, mask: &mut TokenSet) {
+    pub fn add_to_mask<R: Recognizer + ?Sized>(&self, r: &mut R, mask: &mut TokenSet) {
         self.prepare(mask);
         r.trie_started();
         let pending = walk_subtree(self, r, mask.words_mut(), 0);
@@ -45,9 +48,9 @@ impl TokTrie {
     /// nothing when no token starts with `prefix`.
     ///
     /// This walks one sub-trie only: O(size of the subtree) at most.
-    pub fn add_extensions_to_mask(
+    pub fn add_extensions_to_mask<R: Recognizer + ?Sized>(
         &self,
-        r: &mut impl Recognizer,
+        r: &mut R,
         mask: &mut TokenSet,
         prefix: &[u8],
     ) {

@@ -122,3 +122,14 @@ fn empty_vocabularies_work() {
         assert_eq!(trie.greedy_tokenize(b"a").unwrap_err().offset, 0);
     }
 }
+
+#[test]
+fn a_dyn_recognizer_walks_too() {
+    let trie = TokTrie::from_token_bytes(&["1", "12", "a"]).unwrap();
+    let dfa = Dfa::from_fn(1, |_, b| b.is_ascii_digit().then_some(0));
+    let mut r = dfa.recognizer();
+    let dyn_r: &mut dyn toktrie::Recognizer = &mut r;
+    let mut mask = TokenSet::new(3);
+    trie.compute_mask(dyn_r, &mut mask);
+    assert_eq!(mask.iter().map(|t| t.0).collect::<Vec<_>>(), [0, 1]);
+}

@@ -1,0 +1,870 @@
+//! Raw JSON Schema to the normalized schema: keywords, `$ref`, applicators.
+
+use std::collections::HashMap;
+
+use derivre::{RegexAst, RegexBuilder};
+use serde_json::{Map, Value};
+
+use crate::ecma;
+use crate::error::{Error, ErrorKind, Result};
+use crate::formats;
+use crate::intersect::{normalize_array, normalize_object};
+use crate::ir::{ArraySchema, DefId, NumberSchema, ObjectSchema, Schema, StringSchema, any_key};
+use crate::number::{Bound, Decimal};
+use crate::options::Options;
+use crate::resolve::{Index, escape_token, lookup};
+
+/// Keywords of the JSON Schema vocabularies this compiler does not implement.
+const UNSUPPORTED: &[&str] = &[
+    "contains",
+    "minContains",
+    "maxContains",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "$dynamicRef",
+    "$recursiveRef",
+    "$recursiveAnchor",
+];
+
+/// Keywords read by the typed core (`type` and per-type assertions).
+const CORE: &[&str] = &[
+    "type",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+];
+
+/// Keywords whose presence next to `$ref` requires an intersection.
+fn is_assertion(k: &str) -> bool {
+    CORE.contains(&k)
+        || UNSUPPORTED.contains(&k)
+        || matches!(
+            k,
+            "enum"
+                | "const"
+                | "allOf"
+                | "anyOf"
+                | "oneOf"
+                | "not"
+                | "if"
+                | "dependentRequired"
+                | "dependentSchemas"
+                | "dependencies"
+        )
+}
+
+struct Def {
+    pointer: String,
+    schema: Option<Schema>,
+    in_progress: bool,
+}
+
+/// The state of one compilation.
+pub(crate) struct Compiler<'a> {
+    pub(crate) doc: &'a Value,
+    pub(crate) index: Index,
+    pub(crate) options: &'a Options,
+    defs: Vec<Def>,
+    def_by_ptr: HashMap<String, DefId>,
+    nodes: usize,
+    pub(crate) warnings: Vec<String>,
+}
+
+fn ptr_join(ptr: &str, k: &str) -> String {
+    format!("{ptr}/{}", escape_token(k))
+}
+
+impl<'a> Compiler<'a> {
+    pub(crate) fn new(doc: &'a Value, options: &'a Options) -> Compiler<'a> {
+        Compiler {
+            doc,
+            index: Index::build(doc),
+            options,
+            defs: Vec::new(),
+            def_by_ptr: HashMap::new(),
+            nodes: 0,
+            warnings: Vec::new(),
+        }
+    }
+
+    pub(crate) fn err(
+        &self,
+        kind: ErrorKind,
+        kw: &str,
+        ptr: &str,
+        msg: impl Into<String>,
+    ) -> Error {
+        Error::new(kind, kw, ptr, msg)
+    }
+
+    fn invalid(&self, kw: &str, ptr: &str, msg: &str) -> Error {
+        Error::new(ErrorKind::InvalidSchema, kw, ptr, msg)
+    }
+
+    /// Counts work and depth against the limits.
+    pub(crate) fn tick(&mut self, ptr: &str, depth: usize) -> Result<()> {
+        self.nodes += 1;
+        if self.nodes > self.options.limits.max_nodes {
+            return Err(self.err(ErrorKind::LimitExceeded, "", ptr, "too many schema nodes"));
+        }
+        if depth > self.options.limits.max_depth {
+            return Err(self.err(ErrorKind::LimitExceeded, "", ptr, "schema nested too deeply"));
+        }
+        Ok(())
+    }
+
+    /// An unsupported keyword: an error, or a warning in lenient mode.
+    fn unsupported(&mut self, kind: ErrorKind, kw: &str, ptr: &str, msg: String) -> Result<()> {
+        if self.options.lenient {
+            self.warnings.push(format!("{kw} at \"{ptr}\": {msg} (ignored)"));
+            Ok(())
+        } else {
+            Err(self.err(kind, kw, ptr, msg))
+        }
+    }
+
+    // ----- regex helpers -----
+
+    /// `Some(true)` if the regex matches nothing, `None` if the check ran out of fuel.
+    pub(crate) fn regex_is_empty(&mut self, ast: &RegexAst) -> Result<Option<bool>> {
+        let mut b = RegexBuilder::new();
+        let e = b
+            .mk(ast)
+            .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string()))?;
+        match b.to_regex_limited(e, self.options.limits.regex_fuel) {
+            Ok(mut r) => Ok(Some(r.always_empty())),
+            Err(_) => Ok(None),
+        }
+    }
+
+    pub(crate) fn regex_matches(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
+        let mut b = RegexBuilder::new();
+        let e = b
+            .mk(ast)
+            .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string()))?;
+        let mut r = b.to_regex(e);
+        Ok(r.is_match(s))
+    }
+
+    fn pattern(&mut self, kw: &str, ptr: &str, p: &Value) -> Result<RegexAst> {
+        let p = p.as_str().ok_or_else(|| self.invalid(kw, ptr, "a pattern must be a string"))?;
+        let rx = ecma::translate(p)
+            .map_err(|m| self.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {m}")))?;
+        let ast = RegexAst::Regex(rx);
+        RegexBuilder::new()
+            .mk(&ast)
+            .map_err(|e| self.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {e}")))?;
+        Ok(ast)
+    }
+
+    // ----- definitions -----
+
+    fn def_for(&mut self, pointer: &str) -> DefId {
+        if let Some(&d) = self.def_by_ptr.get(pointer) {
+            return d;
+        }
+        let d = self.defs.len();
+        self.defs.push(Def { pointer: pointer.to_string(), schema: None, in_progress: false });
+        self.def_by_ptr.insert(pointer.to_string(), d);
+        d
+    }
+
+    /// The compiled schema of a definition, compiling it on first use.
+    pub(crate) fn resolve_def(&mut self, d: DefId, depth: usize) -> Result<Schema> {
+        if let Some(s) = &self.defs[d].schema {
+            return Ok(s.clone());
+        }
+        let ptr = self.defs[d].pointer.clone();
+        if self.defs[d].in_progress {
+            return Err(self.err(
+                ErrorKind::Inexpressible,
+                "$ref",
+                &ptr,
+                "a recursive $ref combined with other keywords (intersection of a recursive schema)",
+            ));
+        }
+        self.defs[d].in_progress = true;
+        let v = lookup(self.doc, &ptr).unwrap_or(&Value::Bool(true));
+        let r = self.compile_value(v, &ptr, depth + 1);
+        self.defs[d].in_progress = false;
+        let s = r?;
+        self.defs[d].schema = Some(s.clone());
+        Ok(s)
+    }
+
+    fn ref_target(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Option<DefId>> {
+        let Some(r) = m.get("$ref") else { return Ok(None) };
+        let r = r.as_str().ok_or_else(|| self.invalid("$ref", ptr, "$ref must be a string"))?;
+        let target = self.index.resolve(self.doc, ptr, r).ok_or_else(|| {
+            self.err(
+                ErrorKind::UnresolvedRef,
+                "$ref",
+                ptr,
+                format!("cannot resolve {r:?} in this document"),
+            )
+        })?;
+        Ok(Some(self.def_for(&target)))
+    }
+
+    // ----- the main walk -----
+
+    /// Compiles the schema `v` found at `ptr`.
+    pub(crate) fn compile_value(&mut self, v: &Value, ptr: &str, depth: usize) -> Result<Schema> {
+        self.tick(ptr, depth)?;
+        let m = match v {
+            Value::Bool(true) => return Ok(Schema::Any),
+            Value::Bool(false) => return Ok(Schema::Never),
+            Value::Object(m) => m,
+            _ => return Err(self.invalid("", ptr, "a schema must be an object or a boolean")),
+        };
+        if let Some(d) = self.ref_target(m, ptr)? {
+            let alone = self.index.legacy || !m.keys().any(|k| is_assertion(k));
+            if alone {
+                return Ok(Schema::Ref(d));
+            }
+        }
+        let mut acc = Schema::Any;
+        let mut core_done = false;
+        for (k, val) in m {
+            let kptr = ptr_join(ptr, k);
+            let part = match k.as_str() {
+                "$ref" => Schema::Ref(self.ref_target(m, ptr)?.unwrap_or(0)),
+                "allOf" => {
+                    let items = self.schema_array(k, ptr, val)?;
+                    let mut s = Schema::Any;
+                    for (i, item) in items.iter().enumerate() {
+                        let c = self.compile_value(item, &format!("{kptr}/{i}"), depth + 1)?;
+                        s = self.intersect(s, c, depth + 1)?;
+                    }
+                    s
+                }
+                "anyOf" => {
+                    let items = self.schema_array(k, ptr, val)?;
+                    let mut bs = Vec::new();
+                    for (i, item) in items.iter().enumerate() {
+                        bs.push(self.compile_value(item, &format!("{kptr}/{i}"), depth + 1)?);
+                    }
+                    Schema::any_of(bs)
+                }
+                "oneOf" => self.one_of(val, ptr, depth)?,
+                "not" => self.complement(val, &kptr, depth + 1)?,
+                "if" => self.if_then_else(m, ptr, depth)?,
+                "enum" => {
+                    let vals = val
+                        .as_array()
+                        .ok_or_else(|| self.invalid(k, ptr, "enum must be an array"))?;
+                    let mut bs = Vec::new();
+                    for v in vals {
+                        bs.push(self.constant(v, &kptr)?);
+                    }
+                    Schema::any_of(bs)
+                }
+                "const" => self.constant(val, &kptr)?,
+                "dependentRequired" | "dependentSchemas" | "dependencies" => {
+                    self.dependencies(k, val, ptr, depth)?
+                }
+                k if CORE.contains(&k) => {
+                    if core_done {
+                        continue;
+                    }
+                    core_done = true;
+                    self.core(m, ptr, depth)?
+                }
+                k if UNSUPPORTED.contains(&k) => {
+                    self.unsupported(
+                        ErrorKind::UnsupportedKeyword,
+                        k,
+                        ptr,
+                        format!("`{k}` is not supported"),
+                    )?;
+                    continue;
+                }
+                _ => continue,
+            };
+            acc = self.intersect(acc, part, depth + 1)?;
+            if acc.is_never() {
+                break;
+            }
+        }
+        Ok(acc)
+    }
+
+    fn schema_array<'v>(&self, k: &str, ptr: &str, v: &'v Value) -> Result<&'v Vec<Value>> {
+        v.as_array()
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| self.invalid(k, ptr, "must be a non-empty array of schemas"))
+    }
+
+    fn one_of(&mut self, val: &Value, ptr: &str, depth: usize) -> Result<Schema> {
+        let kptr = ptr_join(ptr, "oneOf");
+        let items = self.schema_array("oneOf", ptr, val)?.clone();
+        let mut bs = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            bs.push(self.compile_value(item, &format!("{kptr}/{i}"), depth + 1)?);
+        }
+        if self.options.coerce_one_of || self.options.lenient {
+            return Ok(Schema::any_of(bs));
+        }
+        let mut out = Vec::with_capacity(bs.len());
+        for i in 0..bs.len() {
+            let mut b = bs[i].clone();
+            for j in 0..bs.len() {
+                if i == j || b.is_never() {
+                    continue;
+                }
+                if self.disjoint(&b, &bs[j], depth)? {
+                    continue;
+                }
+                // Overlapping branches: exclude the other branch exactly.
+                let not_j = self
+                    .complement(&items[j], &format!("{kptr}/{j}"), depth + 1)
+                    .map_err(|e| {
+                        self.err(
+                            ErrorKind::Inexpressible,
+                            "oneOf",
+                            ptr,
+                            format!(
+                                "branches {i} and {j} may overlap and branch {j} cannot be negated ({})",
+                                e.message()
+                            ),
+                        )
+                    })?;
+                b = self.intersect(b, not_j, depth + 1)?;
+            }
+            out.push(b);
+        }
+        Ok(Schema::any_of(out))
+    }
+
+    /// True when the intersection of `a` and `b` is provably empty.
+    fn disjoint(&mut self, a: &Schema, b: &Schema, depth: usize) -> Result<bool> {
+        let saved = self.nodes;
+        let r = match self.intersect(a.clone(), b.clone(), depth + 1) {
+            Ok(s) => self.provably_empty(&s, depth + 1)?,
+            Err(e) if *e.kind() == ErrorKind::LimitExceeded => return Err(e),
+            Err(_) => false,
+        };
+        self.nodes = saved.max(self.nodes / 2).min(self.nodes);
+        Ok(r)
+    }
+
+    pub(crate) fn provably_empty(&mut self, s: &Schema, depth: usize) -> Result<bool> {
+        self.tick("", depth)?;
+        Ok(match s {
+            Schema::Never => true,
+            Schema::AnyOf(bs) => {
+                for b in bs {
+                    if !self.provably_empty(b, depth + 1)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            Schema::String(st) => {
+                let rx = crate::lower::string_content_regex(st, None);
+                self.regex_is_empty(&rx)? == Some(true)
+            }
+            Schema::Object(o) => {
+                for r in &o.required {
+                    let ks = self.key_schema(o, r)?;
+                    if self.provably_empty(&ks, depth + 1)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            Schema::Array(a) => {
+                for p in a.prefix.iter().take(a.min) {
+                    if self.provably_empty(p, depth + 1)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            _ => false,
+        })
+    }
+
+    fn if_then_else(&mut self, m: &Map<String, Value>, ptr: &str, depth: usize) -> Result<Schema> {
+        let (Some(cond), then, els) = (m.get("if"), m.get("then"), m.get("else")) else {
+            return Ok(Schema::Any);
+        };
+        if then.is_none() && els.is_none() {
+            return Ok(Schema::Any);
+        }
+        let iptr = ptr_join(ptr, "if");
+        let i = self.compile_value(cond, &iptr, depth + 1)?;
+        let t = match then {
+            Some(t) => self.compile_value(t, &ptr_join(ptr, "then"), depth + 1)?,
+            None => Schema::Any,
+        };
+        let e = match els {
+            Some(e) => self.compile_value(e, &ptr_join(ptr, "else"), depth + 1)?,
+            None => Schema::Any,
+        };
+        let ni = self.complement(cond, &iptr, depth + 1).map_err(|err| {
+            self.err(
+                ErrorKind::Inexpressible,
+                "if",
+                ptr,
+                format!("the `if` schema cannot be negated: {}", err.message()),
+            )
+        })?;
+        let a = self.intersect(i, t, depth + 1)?;
+        let b = self.intersect(ni, e, depth + 1)?;
+        Ok(Schema::any_of(vec![a, b]))
+    }
+
+    fn dependencies(&mut self, k: &str, val: &Value, ptr: &str, depth: usize) -> Result<Schema> {
+        let m = val.as_object().ok_or_else(|| self.invalid(k, ptr, "must be an object"))?;
+        let kptr = ptr_join(ptr, k);
+        let mut acc = Schema::Any;
+        for (prop, dep) in m {
+            let absent = Schema::Object(ObjectSchema {
+                properties: vec![(prop.clone(), Schema::Never)],
+                ..ObjectSchema::default()
+            });
+            let present = Schema::Object(ObjectSchema {
+                required: vec![prop.clone()],
+                ..ObjectSchema::default()
+            });
+            let then = match dep {
+                Value::Array(names) if k != "dependentSchemas" => {
+                    let mut req = vec![prop.clone()];
+                    for n in names {
+                        let n = n.as_str().ok_or_else(|| {
+                            self.invalid(k, ptr, "dependency names must be strings")
+                        })?;
+                        req.push(n.to_string());
+                    }
+                    Schema::Object(ObjectSchema { required: req, ..ObjectSchema::default() })
+                }
+                _ if k == "dependentRequired" => {
+                    return Err(self.invalid(k, ptr, "values must be arrays of names"));
+                }
+                dep => {
+                    let s = self.compile_value(dep, &ptr_join(&kptr, prop), depth + 1)?;
+                    self.intersect(present, s, depth + 1)?
+                }
+            };
+            let mut branches: Vec<Schema> = Schema::typed_any()
+                .into_iter()
+                .filter(|s| s.type_name() != Some("object"))
+                .collect();
+            branches.push(absent);
+            branches.push(then);
+            acc = self.intersect(acc, Schema::any_of(branches), depth + 1)?;
+        }
+        Ok(acc)
+    }
+
+    /// A `const` value (or one `enum` value) as a schema.
+    pub(crate) fn constant(&mut self, v: &Value, ptr: &str) -> Result<Schema> {
+        self.tick(ptr, 0)?;
+        Ok(match v {
+            Value::Null => Schema::Null,
+            Value::Bool(b) => Schema::Boolean(Some(*b)),
+            Value::Number(n) => {
+                let d = Decimal::from_json(n, self.options.limits.max_number_digits).ok_or_else(
+                    || self.err(ErrorKind::LimitExceeded, "const", ptr, "number too long"),
+                )?;
+                let b = Bound { value: d, exclusive: false };
+                Schema::Number(NumberSchema {
+                    min: Some(b.clone()),
+                    max: Some(b),
+                    ..NumberSchema::default()
+                })
+            }
+            Value::String(s) => Schema::String(StringSchema {
+                regexes: vec![RegexAst::Literal(s.clone())],
+                ..StringSchema::default()
+            }),
+            Value::Array(a) => {
+                let mut prefix = Vec::with_capacity(a.len());
+                for x in a {
+                    prefix.push(self.constant(x, ptr)?);
+                }
+                Schema::Array(ArraySchema {
+                    min: a.len(),
+                    max: Some(a.len()),
+                    prefix,
+                    items: Box::new(Schema::Never),
+                    unique: false,
+                })
+            }
+            Value::Object(m) => {
+                let mut properties = Vec::with_capacity(m.len());
+                for (k, x) in m {
+                    properties.push((k.clone(), self.constant(x, ptr)?));
+                }
+                Schema::Object(ObjectSchema {
+                    required: m.keys().cloned().collect(),
+                    properties,
+                    regions: Vec::new(),
+                    min: 0,
+                    max: None,
+                })
+            }
+        })
+    }
+
+    fn usize_kw(&self, m: &Map<String, Value>, k: &str, ptr: &str) -> Result<Option<usize>> {
+        match m.get(k) {
+            None => Ok(None),
+            Some(v) => {
+                let f = v.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0);
+                match f {
+                    Some(f) => Ok(Some(if f > usize::MAX as f64 / 2.0 {
+                        usize::MAX / 2
+                    } else {
+                        f as usize
+                    })),
+                    None => Err(self.invalid(k, ptr, "must be a non-negative integer")),
+                }
+            }
+        }
+    }
+
+    fn decimal_kw(&self, m: &Map<String, Value>, k: &str, ptr: &str) -> Result<Option<Decimal>> {
+        match m.get(k) {
+            None | Some(Value::Bool(_)) => Ok(None),
+            Some(Value::Number(n)) => {
+                Decimal::from_json(n, self.options.limits.max_number_digits).map(Some).ok_or_else(
+                    || self.err(ErrorKind::LimitExceeded, k, ptr, "number has too many digits"),
+                )
+            }
+            Some(_) => Err(self.invalid(k, ptr, "must be a number")),
+        }
+    }
+
+    /// `type` and the per-type keywords.
+    fn core(&mut self, m: &Map<String, Value>, ptr: &str, depth: usize) -> Result<Schema> {
+        let types: Vec<String> = match m.get("type") {
+            None => ["null", "boolean", "number", "string", "array", "object"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            Some(Value::String(t)) => vec![t.clone()],
+            Some(Value::Array(ts)) => ts
+                .iter()
+                .map(|t| t.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| self.invalid("type", ptr, "type names must be strings"))?,
+            Some(_) => return Err(self.invalid("type", ptr, "must be a string or an array")),
+        };
+        let has_number = types.iter().any(|t| t == "number");
+        let mut branches = Vec::new();
+        for t in &types {
+            let s = match t.as_str() {
+                "null" => Schema::Null,
+                "boolean" => Schema::Boolean(None),
+                "integer" if has_number => continue,
+                "integer" | "number" => self.number_core(m, ptr, t == "integer")?,
+                "string" => self.string_core(m, ptr)?,
+                "array" => self.array_core(m, ptr, depth)?,
+                "object" => self.object_core(m, ptr, depth)?,
+                other => {
+                    return Err(self.invalid("type", ptr, &format!("unknown type {other:?}")));
+                }
+            };
+            branches.push(s);
+        }
+        Ok(Schema::any_of(branches))
+    }
+
+    fn number_core(&mut self, m: &Map<String, Value>, ptr: &str, integer: bool) -> Result<Schema> {
+        let mut n = NumberSchema { integer, ..NumberSchema::default() };
+        let bound = |v: Option<Decimal>, exclusive| v.map(|value| Bound { value, exclusive });
+        // draft-04: boolean exclusiveMinimum/exclusiveMaximum modify minimum/maximum.
+        let ex_min_bool = m.get("exclusiveMinimum").and_then(Value::as_bool).unwrap_or(false);
+        let ex_max_bool = m.get("exclusiveMaximum").and_then(Value::as_bool).unwrap_or(false);
+        let mins = [
+            bound(self.decimal_kw(m, "minimum", ptr)?, ex_min_bool),
+            bound(self.decimal_kw(m, "exclusiveMinimum", ptr)?, true),
+        ];
+        let maxs = [
+            bound(self.decimal_kw(m, "maximum", ptr)?, ex_max_bool),
+            bound(self.decimal_kw(m, "exclusiveMaximum", ptr)?, true),
+        ];
+        let base = Schema::Number(n.clone());
+        let mut acc = base;
+        for b in mins.into_iter().flatten() {
+            let s = Schema::Number(NumberSchema { min: Some(b), ..NumberSchema::default() });
+            acc = self.intersect(acc, s, 0)?;
+        }
+        for b in maxs.into_iter().flatten() {
+            let s = Schema::Number(NumberSchema { max: Some(b), ..NumberSchema::default() });
+            acc = self.intersect(acc, s, 0)?;
+        }
+        if let Some(d) = self.decimal_kw(m, "multipleOf", ptr)? {
+            if d.neg || d.is_zero() {
+                return Err(self.invalid("multipleOf", ptr, "must be positive"));
+            }
+            if crate::number::multiple_of(&d).is_none() {
+                return Err(self.err(
+                    ErrorKind::Inexpressible,
+                    "multipleOf",
+                    ptr,
+                    format!("multipleOf {d} has too many significant digits"),
+                ));
+            }
+            if let Schema::Number(x) = &mut acc {
+                x.multiple_of.push(d);
+            }
+        }
+        if let Schema::Number(x) = &acc {
+            n = x.clone();
+            return Ok(Schema::Number(n));
+        }
+        Ok(acc)
+    }
+
+    fn string_core(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Schema> {
+        let mut s = StringSchema {
+            min_len: self.usize_kw(m, "minLength", ptr)?.unwrap_or(0),
+            max_len: self.usize_kw(m, "maxLength", ptr)?,
+            regexes: Vec::new(),
+        };
+        if let Some(p) = m.get("pattern") {
+            let rx = self.pattern("pattern", ptr, p)?;
+            s.regexes.push(rx);
+        }
+        if let Some(f) = m.get("format") {
+            let f = f.as_str().ok_or_else(|| self.invalid("format", ptr, "must be a string"))?;
+            match formats::lookup(f) {
+                Some(rx) => s.regexes.push(rx),
+                None => self.unsupported(
+                    ErrorKind::UnknownFormat,
+                    "format",
+                    ptr,
+                    format!("unknown format {f:?}"),
+                )?,
+            }
+        }
+        if s.max_len.is_some_and(|x| x < s.min_len) {
+            return Ok(Schema::Never);
+        }
+        Ok(Schema::String(s))
+    }
+
+    fn array_core(&mut self, m: &Map<String, Value>, ptr: &str, depth: usize) -> Result<Schema> {
+        let mut a = ArraySchema {
+            min: self.usize_kw(m, "minItems", ptr)?.unwrap_or(0),
+            max: self.usize_kw(m, "maxItems", ptr)?,
+            unique: m.get("uniqueItems").and_then(Value::as_bool).unwrap_or(false),
+            ..ArraySchema::default()
+        };
+        let mut prefix_src = None;
+        if let Some(p) = m.get("prefixItems") {
+            prefix_src = Some(("prefixItems", p));
+        }
+        match m.get("items") {
+            Some(items @ Value::Array(_)) => prefix_src = Some(("items", items)),
+            Some(items) => {
+                let s = self.compile_value(items, &ptr_join(ptr, "items"), depth + 1)?;
+                a.items = Box::new(s);
+            }
+            None => {}
+        }
+        if let Some((kw, p)) = prefix_src {
+            let list =
+                p.as_array().ok_or_else(|| self.invalid(kw, ptr, "must be an array of schemas"))?;
+            let kptr = ptr_join(ptr, kw);
+            for (i, item) in list.iter().enumerate() {
+                a.prefix.push(self.compile_value(item, &format!("{kptr}/{i}"), depth + 1)?);
+            }
+            if kw == "items" {
+                if let Some(add) = m.get("additionalItems") {
+                    a.items = Box::new(self.compile_value(
+                        add,
+                        &ptr_join(ptr, "additionalItems"),
+                        depth + 1,
+                    )?);
+                }
+            }
+        }
+        Ok(normalize_array(a))
+    }
+
+    fn object_core(&mut self, m: &Map<String, Value>, ptr: &str, depth: usize) -> Result<Schema> {
+        let mut o = ObjectSchema {
+            min: self.usize_kw(m, "minProperties", ptr)?.unwrap_or(0),
+            max: self.usize_kw(m, "maxProperties", ptr)?,
+            regions: Vec::new(),
+            ..ObjectSchema::default()
+        };
+        if let Some(props) = m.get("properties") {
+            let props = props
+                .as_object()
+                .ok_or_else(|| self.invalid("properties", ptr, "must be an object"))?;
+            let kptr = ptr_join(ptr, "properties");
+            for (k, v) in props {
+                let s = self.compile_value(v, &ptr_join(&kptr, k), depth + 1)?;
+                o.properties.push((k.clone(), s));
+            }
+        }
+        let mut patterns = Vec::new();
+        if let Some(pp) = m.get("patternProperties") {
+            let pp = pp
+                .as_object()
+                .ok_or_else(|| self.invalid("patternProperties", ptr, "must be an object"))?;
+            let kptr = ptr_join(ptr, "patternProperties");
+            for (p, v) in pp {
+                let rx = self.pattern("patternProperties", ptr, &Value::String(p.clone()))?;
+                let s = self.compile_value(v, &ptr_join(&kptr, p), depth + 1)?;
+                patterns.push((rx, s));
+            }
+        }
+        let additional = match m.get("additionalProperties") {
+            Some(v) => self.compile_value(v, &ptr_join(ptr, "additionalProperties"), depth + 1)?,
+            None if self.options.forbid_additional_properties => Schema::Never,
+            None => Schema::Any,
+        };
+        // Properties also take the schemas of the patterns their names match.
+        for i in 0..o.properties.len() {
+            for (rx, ps) in &patterns {
+                if self.regex_matches(rx, &o.properties[i].0)? {
+                    let cur = std::mem::replace(&mut o.properties[i].1, Schema::Never);
+                    o.properties[i].1 = self.intersect(cur, ps.clone(), depth + 1)?;
+                }
+            }
+        }
+        o.regions = self.regions(patterns, additional, ptr, depth)?;
+        if let Some(req) = m.get("required") {
+            let req =
+                req.as_array().ok_or_else(|| self.invalid("required", ptr, "must be an array"))?;
+            for r in req {
+                let r = r
+                    .as_str()
+                    .ok_or_else(|| self.invalid("required", ptr, "names must be strings"))?;
+                if !o.required.iter().any(|x| x == r) {
+                    o.required.push(r.to_string());
+                }
+            }
+        }
+        if let Some(pn) = m.get("propertyNames") {
+            let s = self.compile_value(pn, &ptr_join(ptr, "propertyNames"), depth + 1)?;
+            if let Some(key_rx) = self.key_regex(&s, ptr, depth)? {
+                for i in 0..o.properties.len() {
+                    if !self.regex_matches(&key_rx, &o.properties[i].0)? {
+                        o.properties[i].1 = Schema::Never;
+                    }
+                }
+                for r in &mut o.regions {
+                    r.0 = RegexAst::And(vec![r.0.clone(), key_rx.clone()]);
+                }
+                // Required names outside `properties` are checked at lowering
+                // through the regions, which now carry the constraint.
+            }
+        }
+        Ok(normalize_object(o))
+    }
+
+    /// The regex a key must match under a `propertyNames` schema; `None` if any key.
+    fn key_regex(&mut self, s: &Schema, ptr: &str, depth: usize) -> Result<Option<RegexAst>> {
+        self.tick(ptr, depth)?;
+        Ok(match s {
+            Schema::Any => None,
+            Schema::String(st) => Some(crate::lower::string_content_regex(st, None)),
+            Schema::AnyOf(bs) => {
+                let mut alts = Vec::new();
+                for b in bs {
+                    match self.key_regex(b, ptr, depth + 1)? {
+                        None => return Ok(None),
+                        Some(r) => alts.push(r),
+                    }
+                }
+                Some(RegexAst::Or(alts))
+            }
+            Schema::Ref(d) => {
+                let s = self.resolve_def(*d, depth + 1)?;
+                self.key_regex(&s, ptr, depth + 1)?
+            }
+            _ => Some(RegexAst::NoMatch),
+        })
+    }
+
+    /// Splits the keys not in `properties` into disjoint regions.
+    fn regions(
+        &mut self,
+        patterns: Vec<(RegexAst, Schema)>,
+        additional: Schema,
+        ptr: &str,
+        depth: usize,
+    ) -> Result<Vec<(RegexAst, Schema)>> {
+        if patterns.is_empty() {
+            return Ok(if additional.is_never() { vec![] } else { vec![(any_key(), additional)] });
+        }
+        let n = patterns.len();
+        let mut disjoint = true;
+        'outer: for i in 0..n {
+            for j in i + 1..n {
+                let both = RegexAst::And(vec![patterns[i].0.clone(), patterns[j].0.clone()]);
+                if self.regex_is_empty(&both)? != Some(true) {
+                    disjoint = false;
+                    break 'outer;
+                }
+            }
+        }
+        let none = RegexAst::Not(Box::new(RegexAst::Or(
+            patterns.iter().map(|(r, _)| r.clone()).collect(),
+        )));
+        let mut out = Vec::new();
+        if disjoint {
+            for (r, s) in patterns {
+                if !s.is_never() {
+                    out.push((r, s));
+                }
+            }
+        } else {
+            if n > 8 {
+                return Err(self.err(
+                    ErrorKind::LimitExceeded,
+                    "patternProperties",
+                    ptr,
+                    "more than 8 overlapping patterns",
+                ));
+            }
+            for mask in 1u32..(1 << n) {
+                let mut parts = Vec::new();
+                let mut s = Schema::Any;
+                for (i, (r, ps)) in patterns.iter().enumerate() {
+                    if mask & (1 << i) != 0 {
+                        parts.push(r.clone());
+                        s = self.intersect(s, ps.clone(), depth + 1)?;
+                    } else {
+                        parts.push(RegexAst::Not(Box::new(r.clone())));
+                    }
+                }
+                let rx = RegexAst::And(parts);
+                if s.is_never() || self.regex_is_empty(&rx)? == Some(true) {
+                    continue;
+                }
+                out.push((rx, s));
+            }
+        }
+        if !additional.is_never() {
+            out.push((none, additional));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,320 @@
+//! The complement of a raw schema, for `not`, `if` (its `else` side) and
+//! overlapping `oneOf` branches.
+//!
+//! A schema is the conjunction of its keywords, so its complement is the
+//! union of the complements of its keywords. Each keyword with an exact,
+//! expressible complement contributes one; annotations and unknown keywords
+//! contribute nothing; any other assertion keyword is an error.
+
+use derivre::RegexAst;
+use serde_json::Value;
+
+use crate::build::Compiler;
+use crate::error::{ErrorKind, Result};
+use crate::ir::{ArraySchema, NumberSchema, ObjectSchema, Schema, StringSchema};
+use crate::number::{Bound, Decimal};
+use crate::resolve::escape_token;
+
+fn number(min: Option<Bound>, max: Option<Bound>) -> Schema {
+    Schema::Number(NumberSchema { min, max, ..NumberSchema::default() })
+}
+
+impl Compiler<'_> {
+    /// The schema accepting exactly the values `v` (at `ptr`) rejects.
+    pub(crate) fn complement(&mut self, v: &Value, ptr: &str, depth: usize) -> Result<Schema> {
+        self.tick(ptr, depth)?;
+        let m = match v {
+            Value::Bool(b) => return Ok(if *b { Schema::Never } else { Schema::Any }),
+            Value::Object(m) => m,
+            _ => {
+                return Err(self.err(
+                    ErrorKind::InvalidSchema,
+                    "",
+                    ptr,
+                    "a schema must be an object or a boolean",
+                ));
+            }
+        };
+        let inexpressible = |c: &Self, k: &str| {
+            Err(c.err(
+                ErrorKind::Inexpressible,
+                k,
+                ptr,
+                format!("the negation of `{k}` is not supported"),
+            ))
+        };
+        let legacy_ref = self.index.legacy && m.contains_key("$ref");
+        let mut branches = Vec::new();
+        for (k, val) in m {
+            if legacy_ref && k != "$ref" {
+                continue;
+            }
+            let kptr = format!("{ptr}/{}", escape_token(k));
+            let part = match k.as_str() {
+                "$ref" => {
+                    let r = val.as_str().unwrap_or("");
+                    let target = self.index.resolve(self.doc, ptr, r).ok_or_else(|| {
+                        self.err(
+                            ErrorKind::UnresolvedRef,
+                            "$ref",
+                            ptr,
+                            format!("cannot resolve {r:?}"),
+                        )
+                    })?;
+                    let tv =
+                        crate::resolve::lookup(self.doc, &target).unwrap_or(&Value::Bool(true));
+                    self.complement(tv, &target, depth + 1)?
+                }
+                "type" => {
+                    let names: Vec<&str> = match val {
+                        Value::String(s) => vec![s.as_str()],
+                        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                        _ => return inexpressible(self, k),
+                    };
+                    let mut bs: Vec<Schema> = Schema::typed_any()
+                        .into_iter()
+                        .filter(|s| !names.contains(&s.type_name().unwrap_or("")))
+                        .collect();
+                    if names.contains(&"integer") && !names.contains(&"number") {
+                        bs.retain(|s| s.type_name() != Some("number"));
+                        bs.push(Schema::Number(NumberSchema {
+                            non_integer: true,
+                            ..NumberSchema::default()
+                        }));
+                    }
+                    Schema::any_of(bs)
+                }
+                "enum" => match val.as_array() {
+                    Some(vals) => self.complement_values(vals, ptr)?,
+                    None => return inexpressible(self, k),
+                },
+                "const" => self.complement_values(std::slice::from_ref(val), ptr)?,
+                "required" => {
+                    let mut bs: Vec<Schema> = non_objects();
+                    for r in val.as_array().into_iter().flatten().filter_map(Value::as_str) {
+                        bs.push(Schema::Object(ObjectSchema {
+                            properties: vec![(r.to_string(), Schema::Never)],
+                            ..ObjectSchema::default()
+                        }));
+                    }
+                    if bs.len() == 5 {
+                        continue;
+                    }
+                    Schema::any_of(bs)
+                }
+                "properties" => {
+                    let mut bs = Vec::new();
+                    for (p, s) in val.as_object().into_iter().flatten() {
+                        let c =
+                            self.complement(s, &format!("{kptr}/{}", escape_token(p)), depth + 1)?;
+                        if c.is_never() {
+                            continue;
+                        }
+                        bs.push(Schema::Object(ObjectSchema {
+                            properties: vec![(p.clone(), c)],
+                            required: vec![p.clone()],
+                            ..ObjectSchema::default()
+                        }));
+                    }
+                    Schema::any_of(bs)
+                }
+                "minLength" | "maxLength" => {
+                    let Some(n) = val.as_u64().map(|n| n as usize) else {
+                        return inexpressible(self, k);
+                    };
+                    let s = if k == "minLength" {
+                        if n == 0 {
+                            continue;
+                        }
+                        StringSchema { max_len: Some(n - 1), ..StringSchema::default() }
+                    } else {
+                        StringSchema { min_len: n + 1, ..StringSchema::default() }
+                    };
+                    Schema::String(s)
+                }
+                "pattern" => {
+                    let rx = self.pattern_for_complement(val, ptr)?;
+                    Schema::String(StringSchema {
+                        regexes: vec![RegexAst::Not(Box::new(rx))],
+                        ..StringSchema::default()
+                    })
+                }
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                    let Some(d) = val
+                        .as_number()
+                        .and_then(|n| Decimal::from_json(n, self.options.limits.max_number_digits))
+                    else {
+                        return inexpressible(self, k);
+                    };
+                    if self.index.legacy && (k == "minimum" || k == "maximum") {
+                        // draft-04 boolean exclusives change the meaning of these.
+                        if m.get(&format!("exclusiveM{}", &k[1..])).is_some_and(Value::is_boolean) {
+                            return inexpressible(self, k);
+                        }
+                    }
+                    match k.as_str() {
+                        "minimum" => number(None, Some(Bound { value: d, exclusive: true })),
+                        "exclusiveMinimum" => {
+                            number(None, Some(Bound { value: d, exclusive: false }))
+                        }
+                        "maximum" => number(Some(Bound { value: d, exclusive: true }), None),
+                        _ => number(Some(Bound { value: d, exclusive: false }), None),
+                    }
+                }
+                "minItems" | "maxItems" | "minProperties" | "maxProperties" => {
+                    let Some(n) = val.as_u64().map(|n| n as usize) else {
+                        return inexpressible(self, k);
+                    };
+                    let (min, max) = if k.starts_with("min") {
+                        if n == 0 {
+                            continue;
+                        }
+                        (0, Some(n - 1))
+                    } else {
+                        (n + 1, None)
+                    };
+                    if k.ends_with("Items") {
+                        Schema::Array(ArraySchema { min, max, ..ArraySchema::default() })
+                    } else {
+                        Schema::Object(ObjectSchema { min, max, ..ObjectSchema::default() })
+                    }
+                }
+                "anyOf" => {
+                    let mut acc = Schema::Any;
+                    for (i, b) in val.as_array().into_iter().flatten().enumerate() {
+                        let c = self.complement(b, &format!("{kptr}/{i}"), depth + 1)?;
+                        acc = self.intersect(acc, c, depth + 1)?;
+                    }
+                    acc
+                }
+                "allOf" => {
+                    let mut bs = Vec::new();
+                    for (i, b) in val.as_array().into_iter().flatten().enumerate() {
+                        bs.push(self.complement(b, &format!("{kptr}/{i}"), depth + 1)?);
+                    }
+                    Schema::any_of(bs)
+                }
+                "not" => self.compile_value(val, &kptr, depth + 1)?,
+                "uniqueItems" if val == &Value::Bool(false) => continue,
+                "format" if self.options.lenient => continue,
+                k if is_vocabulary(k) => return inexpressible(self, k),
+                _ => continue,
+            };
+            branches.push(part);
+            self.check_branches(branches.len())?;
+        }
+        Ok(Schema::any_of(branches))
+    }
+
+    fn pattern_for_complement(&mut self, val: &Value, ptr: &str) -> Result<RegexAst> {
+        let p = val.as_str().unwrap_or("");
+        let rx = crate::ecma::translate(p).map_err(|m| {
+            self.err(ErrorKind::UnsupportedPattern, "pattern", ptr, format!("{p:?}: {m}"))
+        })?;
+        Ok(RegexAst::Regex(rx))
+    }
+
+    /// Every value except the listed ones.
+    fn complement_values(&mut self, vals: &[Value], ptr: &str) -> Result<Schema> {
+        let mut null = true;
+        let mut bools = [true, true];
+        let mut nums = Vec::new();
+        let mut strs = Vec::new();
+        for v in vals {
+            match v {
+                Value::Null => null = false,
+                Value::Bool(b) => bools[*b as usize] = false,
+                Value::Number(n) => nums.push(
+                    Decimal::from_json(n, self.options.limits.max_number_digits).ok_or_else(
+                        || self.err(ErrorKind::LimitExceeded, "enum", ptr, "number too long"),
+                    )?,
+                ),
+                Value::String(s) => strs.push(RegexAst::Literal(s.clone())),
+                _ => {
+                    return Err(self.err(
+                        ErrorKind::Inexpressible,
+                        "enum",
+                        ptr,
+                        "the negation of an object or array constant is not supported",
+                    ));
+                }
+            }
+        }
+        let mut bs = Vec::new();
+        if null {
+            bs.push(Schema::Null);
+        }
+        match bools {
+            [true, true] => bs.push(Schema::Boolean(None)),
+            [true, false] => bs.push(Schema::Boolean(Some(false))),
+            [false, true] => bs.push(Schema::Boolean(Some(true))),
+            _ => {}
+        }
+        bs.push(Schema::Number(NumberSchema { excluded: nums, ..NumberSchema::default() }));
+        bs.push(Schema::String(StringSchema {
+            regexes: if strs.is_empty() {
+                vec![]
+            } else {
+                vec![RegexAst::Not(Box::new(RegexAst::Or(strs)))]
+            },
+            ..StringSchema::default()
+        }));
+        bs.push(Schema::Array(ArraySchema::default()));
+        bs.push(Schema::Object(ObjectSchema::default()));
+        Ok(Schema::any_of(bs))
+    }
+}
+
+fn non_objects() -> Vec<Schema> {
+    Schema::typed_any().into_iter().filter(|s| s.type_name() != Some("object")).collect()
+}
+
+/// Whether `k` is an assertion or applicator keyword of the JSON Schema vocabularies.
+pub(crate) fn is_vocabulary(k: &str) -> bool {
+    matches!(
+        k,
+        "type"
+            | "enum"
+            | "const"
+            | "multipleOf"
+            | "maximum"
+            | "exclusiveMaximum"
+            | "minimum"
+            | "exclusiveMinimum"
+            | "maxLength"
+            | "minLength"
+            | "pattern"
+            | "maxItems"
+            | "minItems"
+            | "uniqueItems"
+            | "maxContains"
+            | "minContains"
+            | "maxProperties"
+            | "minProperties"
+            | "required"
+            | "dependentRequired"
+            | "allOf"
+            | "anyOf"
+            | "oneOf"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "dependentSchemas"
+            | "prefixItems"
+            | "items"
+            | "contains"
+            | "properties"
+            | "patternProperties"
+            | "additionalProperties"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "$ref"
+            | "$dynamicRef"
+            | "format"
+            | "additionalItems"
+            | "dependencies"
+            | "$recursiveRef"
+    )
+}

@@ -1,0 +1,105 @@
+//! Compile errors: what went wrong, the keyword, and the JSON pointer.
+
+use std::fmt;
+
+/// What kind of problem stopped the compilation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The schema is not valid JSON Schema (a keyword has a value of the wrong shape).
+    InvalidSchema,
+    /// A keyword of the JSON Schema vocabulary this compiler does not implement.
+    UnsupportedKeyword,
+    /// A keyword whose value, in this combination, cannot be expressed exactly
+    /// (for example `uniqueItems` over an unbounded item type).
+    Inexpressible,
+    /// A `format` this compiler does not know.
+    UnknownFormat,
+    /// A `pattern` using a construct with no regular equivalent (backreference,
+    /// lookaround) or with invalid syntax.
+    UnsupportedPattern,
+    /// A `$ref` that does not resolve inside the document (remote references included).
+    UnresolvedRef,
+    /// The schema accepts no instance at all.
+    Unsatisfiable,
+    /// A configured resource limit was exceeded.
+    LimitExceeded,
+}
+
+impl ErrorKind {
+    /// A short stable name, used in reports and baselines.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ErrorKind::InvalidSchema => "invalid_schema",
+            ErrorKind::UnsupportedKeyword => "unsupported_keyword",
+            ErrorKind::Inexpressible => "inexpressible",
+            ErrorKind::UnknownFormat => "unknown_format",
+            ErrorKind::UnsupportedPattern => "unsupported_pattern",
+            ErrorKind::UnresolvedRef => "unresolved_ref",
+            ErrorKind::Unsatisfiable => "unsatisfiable",
+            ErrorKind::LimitExceeded => "limit_exceeded",
+        }
+    }
+}
+
+/// A schema compilation error.
+///
+/// Carries the kind, the keyword at fault (empty when the problem is not one
+/// keyword's) and the JSON pointer (RFC 6901) of the schema object holding it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    keyword: String,
+    pointer: String,
+    message: String,
+}
+
+impl Error {
+    pub(crate) fn new(
+        kind: ErrorKind,
+        keyword: &str,
+        pointer: &str,
+        message: impl Into<String>,
+    ) -> Error {
+        Error {
+            kind,
+            keyword: keyword.to_string(),
+            pointer: pointer.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// The kind of the error.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The keyword at fault, such as `"uniqueItems"`; empty if none.
+    pub fn keyword(&self) -> &str {
+        &self.keyword
+    }
+
+    /// The JSON pointer of the schema object holding the keyword (`""` is the root).
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+
+    /// The human-readable detail.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind.name())?;
+        if !self.keyword.is_empty() {
+            write!(f, " `{}`", self.keyword)?;
+        }
+        write!(f, " at \"{}\": {}", self.pointer, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub(crate) type Result<T> = std::result::Result<T, Error>;

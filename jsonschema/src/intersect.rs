@@ -1,0 +1,249 @@
+//! Intersection of normalized schemas (`allOf`, sibling keywords, `$ref` siblings).
+
+use derivre::RegexAst;
+
+use crate::build::Compiler;
+use crate::error::{ErrorKind, Result};
+use crate::ir::{ArraySchema, NumberSchema, ObjectSchema, Schema, StringSchema};
+use crate::number::Bound;
+
+fn tighter_min(a: Option<Bound>, b: Option<Bound>) -> Option<Bound> {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            Some(if a.value > b.value || (a.value == b.value && a.exclusive) { a } else { b })
+        }
+        (a, b) => a.or(b),
+    }
+}
+
+fn tighter_max(a: Option<Bound>, b: Option<Bound>) -> Option<Bound> {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            Some(if a.value < b.value || (a.value == b.value && a.exclusive) { a } else { b })
+        }
+        (a, b) => a.or(b),
+    }
+}
+
+fn min_opt(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+pub(crate) fn number_is_empty(n: &NumberSchema) -> bool {
+    if n.integer && n.non_integer {
+        return true;
+    }
+    match (&n.min, &n.max) {
+        (Some(lo), Some(hi)) => {
+            lo.value > hi.value || (lo.value == hi.value && (lo.exclusive || hi.exclusive))
+        }
+        _ => false,
+    }
+}
+
+impl Compiler<'_> {
+    /// The intersection of two schemas.
+    pub(crate) fn intersect(&mut self, a: Schema, b: Schema, depth: usize) -> Result<Schema> {
+        self.tick("", depth)?;
+        Ok(match (a, b) {
+            (Schema::Never, _) | (_, Schema::Never) => Schema::Never,
+            (Schema::Any, x) | (x, Schema::Any) => x,
+            // Keep the left operand on the left: property order follows it.
+            (Schema::Ref(d), x) => {
+                let s = self.resolve_def(d, depth + 1)?;
+                self.intersect(s, x, depth + 1)?
+            }
+            (x, Schema::Ref(d)) => {
+                let s = self.resolve_def(d, depth + 1)?;
+                self.intersect(x, s, depth + 1)?
+            }
+            (Schema::AnyOf(xs), y) => {
+                let mut out = Vec::with_capacity(xs.len());
+                for x in xs {
+                    let r = self.intersect(x, y.clone(), depth + 1)?;
+                    if !r.is_never() {
+                        out.push(r);
+                    }
+                }
+                self.check_branches(out.len())?;
+                Schema::any_of(out)
+            }
+            (y, Schema::AnyOf(xs)) => {
+                let mut out = Vec::with_capacity(xs.len());
+                for x in xs {
+                    let r = self.intersect(y.clone(), x, depth + 1)?;
+                    if !r.is_never() {
+                        out.push(r);
+                    }
+                }
+                self.check_branches(out.len())?;
+                Schema::any_of(out)
+            }
+            (Schema::Null, Schema::Null) => Schema::Null,
+            (Schema::Boolean(a), Schema::Boolean(b)) => match (a, b) {
+                (Some(x), Some(y)) if x != y => Schema::Never,
+                (a, b) => Schema::Boolean(a.or(b)),
+            },
+            (Schema::Number(a), Schema::Number(b)) => {
+                let mut multiple_of = a.multiple_of;
+                for m in b.multiple_of {
+                    if !multiple_of.contains(&m) {
+                        multiple_of.push(m);
+                    }
+                }
+                let mut excluded = a.excluded;
+                excluded.extend(b.excluded);
+                let n = NumberSchema {
+                    integer: a.integer || b.integer,
+                    non_integer: a.non_integer || b.non_integer,
+                    min: tighter_min(a.min, b.min),
+                    max: tighter_max(a.max, b.max),
+                    multiple_of,
+                    excluded,
+                };
+                if number_is_empty(&n) { Schema::Never } else { Schema::Number(n) }
+            }
+            (Schema::String(a), Schema::String(b)) => {
+                let mut regexes = a.regexes;
+                regexes.extend(b.regexes);
+                let s = StringSchema {
+                    min_len: a.min_len.max(b.min_len),
+                    max_len: min_opt(a.max_len, b.max_len),
+                    regexes,
+                };
+                if s.max_len.is_some_and(|m| m < s.min_len) {
+                    Schema::Never
+                } else {
+                    Schema::String(s)
+                }
+            }
+            (Schema::Array(a), Schema::Array(b)) => self.intersect_arrays(a, b, depth)?,
+            (Schema::Object(a), Schema::Object(b)) => self.intersect_objects(a, b, depth)?,
+            _ => Schema::Never,
+        })
+    }
+
+    fn intersect_arrays(&mut self, a: ArraySchema, b: ArraySchema, depth: usize) -> Result<Schema> {
+        let n = a.prefix.len().max(b.prefix.len());
+        let mut prefix = Vec::with_capacity(n);
+        for i in 0..n {
+            let x = a.prefix.get(i).cloned().unwrap_or_else(|| (*a.items).clone());
+            let y = b.prefix.get(i).cloned().unwrap_or_else(|| (*b.items).clone());
+            prefix.push(self.intersect(x, y, depth + 1)?);
+        }
+        let items = self.intersect(*a.items, *b.items, depth + 1)?;
+        Ok(normalize_array(ArraySchema {
+            prefix,
+            items: Box::new(items),
+            min: a.min.max(b.min),
+            max: min_opt(a.max, b.max),
+            unique: a.unique || b.unique,
+        }))
+    }
+
+    /// The schema a key takes in `o` (property, region, or `Never`).
+    pub(crate) fn key_schema(&mut self, o: &ObjectSchema, key: &str) -> Result<Schema> {
+        if let Some((_, s)) = o.properties.iter().find(|(k, _)| k == key) {
+            return Ok(s.clone());
+        }
+        for (rx, s) in &o.regions {
+            if self.regex_matches(rx, key)? {
+                return Ok(s.clone());
+            }
+        }
+        Ok(Schema::Never)
+    }
+
+    fn intersect_objects(
+        &mut self,
+        a: ObjectSchema,
+        b: ObjectSchema,
+        depth: usize,
+    ) -> Result<Schema> {
+        let mut names: Vec<String> = a.properties.iter().map(|(k, _)| k.clone()).collect();
+        for (k, _) in &b.properties {
+            if !names.contains(k) {
+                names.push(k.clone());
+            }
+        }
+        let mut properties = Vec::with_capacity(names.len());
+        for k in names {
+            let x = self.key_schema(&a, &k)?;
+            let y = self.key_schema(&b, &k)?;
+            let s = self.intersect(x, y, depth + 1)?;
+            properties.push((k, s));
+        }
+        let mut regions = Vec::new();
+        for (ra, sa) in &a.regions {
+            for (rb, sb) in &b.regions {
+                let rx = RegexAst::And(vec![ra.clone(), rb.clone()]);
+                if self.regex_is_empty(&rx)? == Some(true) {
+                    continue;
+                }
+                let s = self.intersect(sa.clone(), sb.clone(), depth + 1)?;
+                if !s.is_never() {
+                    regions.push((rx, s));
+                }
+            }
+        }
+        self.check_branches(regions.len())?;
+        let mut required = a.required;
+        for k in b.required {
+            if !required.contains(&k) {
+                required.push(k);
+            }
+        }
+        Ok(normalize_object(ObjectSchema {
+            properties,
+            regions,
+            required,
+            min: a.min.max(b.min),
+            max: min_opt(a.max, b.max),
+        }))
+    }
+
+    pub(crate) fn check_branches(&self, n: usize) -> Result<()> {
+        if n > self.options.limits.max_branches {
+            return Err(self.err(
+                ErrorKind::LimitExceeded,
+                "",
+                "",
+                format!("a union grew to {n} branches"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Detects the obviously empty arrays.
+pub(crate) fn normalize_array(mut a: ArraySchema) -> Schema {
+    if let Some(i) = a.prefix.iter().position(Schema::is_never) {
+        a.max = Some(a.max.map_or(i, |m| m.min(i)));
+    }
+    if a.items.is_never() {
+        let p = a.prefix.len();
+        a.max = Some(a.max.map_or(p, |m| m.min(p)));
+    }
+    if a.max.is_some_and(|m| m < a.min) {
+        return Schema::Never;
+    }
+    Schema::Array(a)
+}
+
+/// Detects the obviously empty objects.
+pub(crate) fn normalize_object(o: ObjectSchema) -> Schema {
+    if o.max.is_some_and(|m| m < o.min) || o.max.is_some_and(|m| m < o.required.len()) {
+        return Schema::Never;
+    }
+    for r in &o.required {
+        if let Some((_, s)) = o.properties.iter().find(|(k, _)| k == r) {
+            if s.is_never() {
+                return Schema::Never;
+            }
+        }
+    }
+    Schema::Object(o)
+}

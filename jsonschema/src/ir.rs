@@ -1,0 +1,162 @@
+//! The normalized schema: a union of typed schemas, with `$ref`s kept for recursion.
+
+use derivre::RegexAst;
+
+use crate::number::{Bound, Decimal};
+
+/// Index of a compiled `$ref` target.
+pub(crate) type DefId = usize;
+
+/// A normalized schema. Every constraint is represented exactly.
+#[derive(Clone, Debug)]
+pub(crate) enum Schema {
+    /// Every JSON value.
+    Any,
+    /// No JSON value.
+    Never,
+    Null,
+    /// `Some(b)`: only that boolean.
+    Boolean(Option<bool>),
+    Number(NumberSchema),
+    String(StringSchema),
+    Array(ArraySchema),
+    Object(ObjectSchema),
+    /// A union.
+    AnyOf(Vec<Schema>),
+    /// The schema of a definition (a `$ref` target), compiled once.
+    Ref(DefId),
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NumberSchema {
+    pub(crate) integer: bool,
+    /// Only numbers with a non-zero fractional part (the complement of `integer`).
+    pub(crate) non_integer: bool,
+    pub(crate) min: Option<Bound>,
+    pub(crate) max: Option<Bound>,
+    /// Every `multipleOf` (all must hold).
+    pub(crate) multiple_of: Vec<Decimal>,
+    /// Values excluded (from `not` with `const`/`enum`).
+    pub(crate) excluded: Vec<Decimal>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StringSchema {
+    /// Length bounds in characters.
+    pub(crate) min_len: usize,
+    pub(crate) max_len: Option<usize>,
+    /// Regexes over the decoded string; all must match.
+    pub(crate) regexes: Vec<RegexAst>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct ArraySchema {
+    pub(crate) prefix: Vec<Schema>,
+    /// The schema of items after the prefix (`Never`: no more items).
+    pub(crate) items: Box<Schema>,
+    pub(crate) min: usize,
+    pub(crate) max: Option<usize>,
+    pub(crate) unique: bool,
+}
+
+impl Default for ArraySchema {
+    fn default() -> ArraySchema {
+        ArraySchema {
+            prefix: Vec::new(),
+            items: Box::new(Schema::Any),
+            min: 0,
+            max: None,
+            unique: false,
+        }
+    }
+}
+
+/// An object schema.
+///
+/// A key listed in `properties` takes that schema; any other key takes the
+/// schema of the region (a regex over decoded keys) that matches it; a key in
+/// no region is forbidden. Regions are pairwise disjoint.
+#[derive(Clone, Debug)]
+pub(crate) struct ObjectSchema {
+    pub(crate) properties: Vec<(String, Schema)>,
+    pub(crate) regions: Vec<(RegexAst, Schema)>,
+    pub(crate) required: Vec<String>,
+    pub(crate) min: usize,
+    pub(crate) max: Option<usize>,
+}
+
+/// The regex of every key.
+pub(crate) fn any_key() -> RegexAst {
+    RegexAst::Regex("(?s:.*)".to_string())
+}
+
+impl Default for ObjectSchema {
+    fn default() -> ObjectSchema {
+        ObjectSchema {
+            properties: Vec::new(),
+            regions: vec![(any_key(), Schema::Any)],
+            required: Vec::new(),
+            min: 0,
+            max: None,
+        }
+    }
+}
+
+impl Schema {
+    /// All values of one JSON type (`integer` is a subset of `number`).
+    pub(crate) fn of_type(t: &str) -> Option<Schema> {
+        Some(match t {
+            "null" => Schema::Null,
+            "boolean" => Schema::Boolean(None),
+            "integer" => Schema::Number(NumberSchema { integer: true, ..NumberSchema::default() }),
+            "number" => Schema::Number(NumberSchema::default()),
+            "string" => Schema::String(StringSchema::default()),
+            "array" => Schema::Array(ArraySchema::default()),
+            "object" => Schema::Object(ObjectSchema::default()),
+            _ => return None,
+        })
+    }
+
+    /// Every value, as a union of the six disjoint types.
+    pub(crate) fn typed_any() -> Vec<Schema> {
+        ["null", "boolean", "number", "string", "array", "object"]
+            .iter()
+            .filter_map(|t| Schema::of_type(t))
+            .collect()
+    }
+
+    /// The type name of a typed schema.
+    pub(crate) fn type_name(&self) -> Option<&'static str> {
+        Some(match self {
+            Schema::Null => "null",
+            Schema::Boolean(_) => "boolean",
+            Schema::Number(_) => "number",
+            Schema::String(_) => "string",
+            Schema::Array(_) => "array",
+            Schema::Object(_) => "object",
+            _ => return None,
+        })
+    }
+
+    /// A union, flattened, without `Never` branches.
+    pub(crate) fn any_of(branches: Vec<Schema>) -> Schema {
+        let mut out = Vec::new();
+        for b in branches {
+            match b {
+                Schema::Never => {}
+                Schema::AnyOf(bs) => out.extend(bs),
+                Schema::Any => return Schema::Any,
+                b => out.push(b),
+            }
+        }
+        match out.len() {
+            0 => Schema::Never,
+            1 => out.pop().unwrap_or(Schema::Never),
+            _ => Schema::AnyOf(out),
+        }
+    }
+
+    pub(crate) fn is_never(&self) -> bool {
+        matches!(self, Schema::Never)
+    }
+}

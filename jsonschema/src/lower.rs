@@ -1,0 +1,558 @@
+//! Lowering of normalized schemas to the grammar: scalars as lexemes,
+//! arrays and objects as counting rules.
+
+use std::collections::{HashMap, VecDeque};
+
+use derivre::{JsonQuoteOptions, RegexAst};
+
+use crate::build::Compiler;
+use crate::error::{ErrorKind, Result};
+use crate::grammar::{Grammar, Lexeme, LexemeId, Nonterminal, NonterminalId, Symbol};
+use crate::ir::{ArraySchema, DefId, NumberSchema, ObjectSchema, Schema, StringSchema};
+use crate::number;
+use crate::options::Whitespace;
+
+/// The regex (over decoded characters) of a string schema's contents.
+pub(crate) fn string_content_regex(s: &StringSchema, cap: Option<usize>) -> RegexAst {
+    let mut parts = s.regexes.clone();
+    let max = s.max_len.or(cap);
+    if s.min_len > 0 || max.is_some() {
+        let lo = s.min_len.min(u32::MAX as usize - 1) as u32;
+        let hi = max.map_or(u32::MAX, |m| m.min(u32::MAX as usize - 1) as u32);
+        parts.push(RegexAst::Repeat(Box::new(RegexAst::Regex("(?s:.)".to_string())), lo, hi));
+    }
+    match parts.len() {
+        0 => RegexAst::Regex("(?s:.*)".to_string()),
+        1 => parts.pop().unwrap_or(RegexAst::NoMatch),
+        _ => RegexAst::And(parts),
+    }
+}
+
+fn contains_not(ast: &RegexAst) -> bool {
+    matches!(ast, RegexAst::Not(_)) || ast.get_args().iter().any(contains_not)
+}
+
+/// The JSON string literals whose decoded contents match `content`.
+fn quote(content: RegexAst) -> RegexAst {
+    // derivre quotes a complement as the complement of the quoted language,
+    // which contains texts that are not JSON strings at all; intersecting
+    // with all JSON strings restores the intended meaning.
+    let negated = contains_not(&content);
+    let q = RegexAst::JsonQuote(Box::new(content), JsonQuoteOptions::regular());
+    if negated {
+        RegexAst::And(vec![
+            q,
+            RegexAst::JsonQuote(
+                Box::new(RegexAst::Regex("(?s:.*)".to_string())),
+                JsonQuoteOptions::regular(),
+            ),
+        ])
+    } else {
+        q
+    }
+}
+
+pub(crate) struct Lowerer<'c, 'a> {
+    c: &'c mut Compiler<'a>,
+    lexemes: Vec<Lexeme>,
+    lexeme_index: HashMap<String, LexemeId>,
+    nts: Vec<Nonterminal>,
+    defs: HashMap<DefId, NonterminalId>,
+    pending: Vec<(DefId, NonterminalId)>,
+    any: Option<NonterminalId>,
+    lbrace: LexemeId,
+    rbrace: LexemeId,
+    lbracket: LexemeId,
+    rbracket: LexemeId,
+    comma: LexemeId,
+    colon: LexemeId,
+}
+
+impl<'c, 'a> Lowerer<'c, 'a> {
+    pub(crate) fn new(c: &'c mut Compiler<'a>) -> Lowerer<'c, 'a> {
+        let ws = match &c.options.whitespace {
+            Whitespace::Compact => None,
+            Whitespace::Pattern(p) => {
+                Some(RegexAst::Repeat(Box::new(RegexAst::Regex(p.clone())), 0, 1))
+            }
+        };
+        let item_sep = RegexAst::Regex(c.options.item_separator.clone());
+        let key_sep = RegexAst::Regex(c.options.key_separator.clone());
+        let mut l = Lowerer {
+            c,
+            lexemes: Vec::new(),
+            lexeme_index: HashMap::new(),
+            nts: Vec::new(),
+            defs: HashMap::new(),
+            pending: Vec::new(),
+            any: None,
+            lbrace: LexemeId(0),
+            rbrace: LexemeId(0),
+            lbracket: LexemeId(0),
+            rbracket: LexemeId(0),
+            comma: LexemeId(0),
+            colon: LexemeId(0),
+        };
+        let around = |before: bool, core: RegexAst, after: bool| {
+            let mut v = Vec::new();
+            if before {
+                v.extend(ws.clone());
+            }
+            v.push(core);
+            if after {
+                v.extend(ws.clone());
+            }
+            RegexAst::Concat(v)
+        };
+        l.lbrace = l.lexeme("{", around(false, RegexAst::Literal("{".into()), true));
+        l.rbrace = l.lexeme("}", around(true, RegexAst::Literal("}".into()), false));
+        l.lbracket = l.lexeme("[", around(false, RegexAst::Literal("[".into()), true));
+        l.rbracket = l.lexeme("]", around(true, RegexAst::Literal("]".into()), false));
+        l.comma = l.lexeme(",", around(true, item_sep, true));
+        l.colon = l.lexeme(":", around(true, key_sep, true));
+        l
+    }
+
+    fn lexeme(&mut self, name: &str, regex: RegexAst) -> LexemeId {
+        let key = format!("{name}\u{0}{regex:?}");
+        if let Some(&id) = self.lexeme_index.get(&key) {
+            return id;
+        }
+        let id = LexemeId(self.lexemes.len() as u32);
+        self.lexemes.push(Lexeme { name: name.to_string(), regex });
+        self.lexeme_index.insert(key, id);
+        id
+    }
+
+    fn new_nt(&mut self, name: String) -> Result<NonterminalId> {
+        if self.nts.len() >= self.c.options.limits.max_nonterminals {
+            return Err(self.c.err(
+                ErrorKind::LimitExceeded,
+                "",
+                "",
+                "too many grammar nonterminals",
+            ));
+        }
+        let id = NonterminalId(self.nts.len() as u32);
+        self.nts.push(Nonterminal { name, alternatives: Vec::new() });
+        Ok(id)
+    }
+
+    fn set_alts(&mut self, nt: NonterminalId, alts: Vec<Vec<Symbol>>) {
+        self.nts[nt.0 as usize].alternatives = alts;
+    }
+
+    fn alt_nt(&mut self, name: &str, alts: Vec<Vec<Symbol>>) -> Result<NonterminalId> {
+        let nt = self.new_nt(name.to_string())?;
+        self.set_alts(nt, alts);
+        Ok(nt)
+    }
+
+    /// A lexeme for a non-empty regex, or `None` if it provably matches nothing.
+    fn checked_lexeme(&mut self, name: &str, rx: RegexAst, check: bool) -> Result<Option<Symbol>> {
+        if check && self.c.regex_is_empty(&rx)? == Some(true) {
+            return Ok(None);
+        }
+        Ok(Some(Symbol::Lexeme(self.lexeme(name, rx))))
+    }
+
+    /// Lowers the whole schema and the definitions it reaches.
+    pub(crate) fn run(mut self, root: &Schema) -> Result<Grammar> {
+        let start_sym = self.lower(root, 0)?;
+        while let Some((d, nt)) = self.pending.pop() {
+            let s = self.c.resolve_def(d, 0)?;
+            let sym = self.lower(&s, 0)?;
+            self.set_alts(nt, sym.into_iter().map(|s| vec![s]).collect());
+        }
+        let Some(start_sym) = start_sym else {
+            return Err(self.c.err(
+                ErrorKind::Unsatisfiable,
+                "",
+                "",
+                "the schema accepts no value",
+            ));
+        };
+        let start = self.alt_nt("start", vec![vec![start_sym]])?;
+        let rules: usize = self.nts.iter().map(|n| n.alternatives.len()).sum();
+        if rules > self.c.options.limits.max_rules {
+            return Err(self.c.err(ErrorKind::LimitExceeded, "", "", "too many grammar rules"));
+        }
+        finish(self.lexemes, self.nts, start).ok_or_else(|| {
+            self.c.err(ErrorKind::Unsatisfiable, "", "", "the schema accepts no value")
+        })
+    }
+
+    fn lower(&mut self, s: &Schema, depth: usize) -> Result<Option<Symbol>> {
+        self.c.tick("", depth / 4)?;
+        Ok(match s {
+            Schema::Never => None,
+            Schema::Any => Some(Symbol::Nonterminal(self.any()?)),
+            Schema::Null => {
+                Some(Symbol::Lexeme(self.lexeme("null", RegexAst::Literal("null".into()))))
+            }
+            Schema::Boolean(b) => {
+                let rx = match b {
+                    None => RegexAst::Regex("true|false".into()),
+                    Some(b) => RegexAst::Literal(b.to_string()),
+                };
+                Some(Symbol::Lexeme(self.lexeme("boolean", rx)))
+            }
+            Schema::Number(n) => {
+                let (rx, check) = self.number_regex(n);
+                self.checked_lexeme(if n.integer { "integer" } else { "number" }, rx, check)?
+            }
+            Schema::String(st) => {
+                let check = !(st.regexes.is_empty()
+                    || (st.regexes.len() == 1
+                        && matches!(st.regexes[0], RegexAst::Literal(_))
+                        && st.min_len == 0
+                        && st.max_len.is_none()));
+                let content = string_content_regex(st, self.c.options.max_string_length);
+                if check && self.c.regex_is_empty(&content)? == Some(true) {
+                    return Ok(None);
+                }
+                Some(Symbol::Lexeme(self.lexeme("string", quote(content))))
+            }
+            Schema::Array(a) => self.array(a, depth)?,
+            Schema::Object(o) => self.object(o, depth)?,
+            Schema::AnyOf(bs) => {
+                let mut lex = Vec::new();
+                let mut alts = Vec::new();
+                for b in bs {
+                    match self.lower(b, depth + 1)? {
+                        None => {}
+                        Some(Symbol::Lexeme(l)) => lex.push(l),
+                        Some(sym) => alts.push(vec![sym]),
+                    }
+                }
+                if lex.len() == 1 {
+                    alts.push(vec![Symbol::Lexeme(lex[0])]);
+                } else if lex.len() > 1 {
+                    let rx = RegexAst::Or(
+                        lex.iter().map(|l| self.lexemes[l.0 as usize].regex.clone()).collect(),
+                    );
+                    alts.push(vec![Symbol::Lexeme(self.lexeme("scalar", rx))]);
+                }
+                match alts.len() {
+                    0 => None,
+                    1 => Some(alts[0][0]),
+                    _ => Some(Symbol::Nonterminal(self.alt_nt("anyOf", alts)?)),
+                }
+            }
+            Schema::Ref(d) => {
+                if let Some(&nt) = self.defs.get(d) {
+                    return Ok(Some(Symbol::Nonterminal(nt)));
+                }
+                let nt = self.new_nt(format!("def{d}"))?;
+                self.defs.insert(*d, nt);
+                self.pending.push((*d, nt));
+                Some(Symbol::Nonterminal(nt))
+            }
+        })
+    }
+
+    fn any(&mut self) -> Result<NonterminalId> {
+        if let Some(nt) = self.any {
+            return Ok(nt);
+        }
+        let nt = self.new_nt("value".to_string())?;
+        self.any = Some(nt);
+        let sym = self.lower(&Schema::AnyOf(Schema::typed_any()), 1)?;
+        self.set_alts(nt, sym.into_iter().map(|s| vec![s]).collect());
+        Ok(nt)
+    }
+
+    fn number_regex(&self, n: &NumberSchema) -> (RegexAst, bool) {
+        let bounded = n.min.is_some()
+            || n.max.is_some()
+            || !n.multiple_of.is_empty()
+            || !n.excluded.is_empty()
+            || n.non_integer;
+        let form = if n.non_integer {
+            r"-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*"
+        } else if n.integer {
+            if self.c.options.integer_zero_fraction {
+                r"-?(0|[1-9][0-9]*)(\.0+)?"
+            } else {
+                r"-?(0|[1-9][0-9]*)"
+            }
+        } else if bounded {
+            number::PLAIN_NUMBER
+        } else {
+            number::JSON_NUMBER
+        };
+        let mut parts = vec![RegexAst::Regex(form.to_string())];
+        if let Some(b) = &n.min {
+            parts.push(number::ge(b));
+        }
+        if let Some(b) = &n.max {
+            parts.push(number::le(b));
+        }
+        for d in &n.multiple_of {
+            if let Some(rx) = number::multiple_of(d) {
+                parts.push(rx);
+            } else {
+                parts.push(RegexAst::NoMatch);
+            }
+        }
+        for v in &n.excluded {
+            parts.push(RegexAst::Not(Box::new(number::equal(v))));
+        }
+        let check = parts.len() > 2 || (n.integer && bounded);
+        if parts.len() == 1 {
+            (parts.pop().unwrap_or(RegexAst::NoMatch), false)
+        } else {
+            (RegexAst::And(parts), check)
+        }
+    }
+
+    fn array(&mut self, a: &ArraySchema, depth: usize) -> Result<Option<Symbol>> {
+        let mut max = a.max;
+        if a.unique && max.is_none_or(|m| m > 1) {
+            if self.c.options.lenient {
+                self.c.warnings.push("uniqueItems ignored".to_string());
+            } else {
+                return Err(self.c.err(
+                    ErrorKind::Inexpressible,
+                    "uniqueItems",
+                    "",
+                    "uniqueItems over more than one item cannot be expressed",
+                ));
+            }
+        }
+        let k = a.prefix.len();
+        let mut prefix = Vec::with_capacity(k);
+        for p in &a.prefix {
+            let sym = self.lower(p, depth + 1)?;
+            if sym.is_none() {
+                max = Some(max.map_or(prefix.len(), |m| m.min(prefix.len())));
+                break;
+            }
+            prefix.push(sym);
+        }
+        let items = if max.is_some_and(|m| m <= prefix.len()) {
+            None
+        } else {
+            self.lower(&a.items, depth + 1)?
+        };
+        if items.is_none() {
+            max = Some(max.map_or(prefix.len(), |m| m.min(prefix.len())));
+        }
+        if max.is_some_and(|m| m < a.min) {
+            return Ok(None);
+        }
+        let k = prefix.len();
+        let top = max.unwrap_or(k.max(a.min).max(1));
+        let mut ids = Vec::with_capacity(top + 1);
+        for _ in 0..=top {
+            ids.push(self.new_nt("array-rest".to_string())?);
+        }
+        for i in 0..=top {
+            let mut alts = Vec::new();
+            if i >= a.min {
+                alts.push(vec![Symbol::Lexeme(self.rbracket)]);
+            }
+            let el = if i < k { prefix[i] } else { items };
+            let can_add = max.is_none_or(|m| i < m);
+            if let (Some(el), true) = (el, can_add) {
+                let next = if max.is_some() { i + 1 } else { (i + 1).min(top) };
+                let mut alt = Vec::new();
+                if i > 0 {
+                    alt.push(Symbol::Lexeme(self.comma));
+                }
+                alt.push(el);
+                alt.push(Symbol::Nonterminal(ids[next]));
+                alts.push(alt);
+            }
+            self.set_alts(ids[i], alts);
+        }
+        let nt = self.alt_nt(
+            "array",
+            vec![vec![Symbol::Lexeme(self.lbracket), Symbol::Nonterminal(ids[0])]],
+        )?;
+        Ok(Some(Symbol::Nonterminal(nt)))
+    }
+
+    fn object(&mut self, o: &ObjectSchema, depth: usize) -> Result<Option<Symbol>> {
+        // (name, value symbol, required)
+        let mut props: Vec<(String, Option<Symbol>, bool)> = Vec::new();
+        for (k, s) in &o.properties {
+            let req = o.required.contains(k);
+            let sym = self.lower(s, depth + 1)?;
+            if sym.is_none() && req {
+                return Ok(None);
+            }
+            props.push((k.clone(), sym, req));
+        }
+        for r in &o.required {
+            if props.iter().any(|(k, _, _)| k == r) {
+                continue;
+            }
+            let s = self.c.key_schema(o, r)?;
+            let sym = self.lower(&s, depth + 1)?;
+            if sym.is_none() {
+                return Ok(None);
+            }
+            props.push((r.clone(), sym, true));
+        }
+        let mut regions = Vec::new();
+        let names: Vec<RegexAst> =
+            props.iter().map(|(k, _, _)| RegexAst::Literal(k.clone())).collect();
+        for (rx, s) in &o.regions {
+            let key_rx = if names.is_empty() {
+                rx.clone()
+            } else {
+                RegexAst::And(vec![
+                    rx.clone(),
+                    RegexAst::Not(Box::new(RegexAst::Or(names.clone()))),
+                ])
+            };
+            let is_any = matches!(rx, RegexAst::Regex(r) if r == "(?s:.*)") && names.is_empty();
+            if !is_any && self.c.regex_is_empty(&key_rx)? == Some(true) {
+                continue;
+            }
+            let Some(vs) = self.lower(s, depth + 1)? else { continue };
+            let key = self.lexeme("key", quote(key_rx));
+            regions.push((key, vs));
+        }
+        let n = props.len();
+        let cap = o.max.unwrap_or(o.min.max(1));
+        let inc = |c: usize| if o.max.is_some() { c + 1 } else { (c + 1).min(cap) };
+        let mut ids: HashMap<(usize, usize), NonterminalId> = HashMap::new();
+        let mut queue = VecDeque::new();
+        let mut get = |l: &mut Self,
+                       i: usize,
+                       c: usize,
+                       queue: &mut VecDeque<(usize, usize)>|
+         -> Result<NonterminalId> {
+            if let Some(&id) = ids.get(&(i, c)) {
+                return Ok(id);
+            }
+            let id = l.new_nt("object-rest".to_string())?;
+            ids.insert((i, c), id);
+            queue.push_back((i, c));
+            Ok(id)
+        };
+        let first = get(self, 0, 0, &mut queue)?;
+        let mut keys = Vec::with_capacity(n);
+        for (k, _, _) in &props {
+            keys.push(self.lexeme("key", quote(RegexAst::Literal(k.clone()))));
+        }
+        while let Some((i, c)) = queue.pop_front() {
+            let id = get(self, i, c, &mut queue)?;
+            let can_add = o.max.is_none_or(|m| c < m);
+            let mut alts = Vec::new();
+            let sep = |l: &Self, alt: &mut Vec<Symbol>| {
+                if c > 0 {
+                    alt.push(Symbol::Lexeme(l.comma));
+                }
+            };
+            if i < n {
+                let (_, sym, req) = &props[i];
+                if let (Some(sym), true) = (sym, can_add) {
+                    let mut alt = Vec::new();
+                    sep(self, &mut alt);
+                    alt.push(Symbol::Lexeme(keys[i]));
+                    alt.push(Symbol::Lexeme(self.colon));
+                    alt.push(*sym);
+                    alt.push(Symbol::Nonterminal(get(self, i + 1, inc(c), &mut queue)?));
+                    alts.push(alt);
+                }
+                if !req {
+                    alts.push(vec![Symbol::Nonterminal(get(self, i + 1, c, &mut queue)?)]);
+                }
+            } else {
+                if c >= o.min {
+                    alts.push(vec![Symbol::Lexeme(self.rbrace)]);
+                }
+                if can_add {
+                    for &(key, vs) in &regions {
+                        let mut alt = Vec::new();
+                        sep(self, &mut alt);
+                        alt.push(Symbol::Lexeme(key));
+                        alt.push(Symbol::Lexeme(self.colon));
+                        alt.push(vs);
+                        alt.push(Symbol::Nonterminal(get(self, n, inc(c), &mut queue)?));
+                        alts.push(alt);
+                    }
+                }
+            }
+            self.set_alts(id, alts);
+        }
+        let nt = self.alt_nt(
+            "object",
+            vec![vec![Symbol::Lexeme(self.lbrace), Symbol::Nonterminal(first)]],
+        )?;
+        Ok(Some(Symbol::Nonterminal(nt)))
+    }
+}
+
+/// Keeps the productive alternatives and the nonterminals reachable from the
+/// start; `None` if the start is not productive.
+fn finish(lexemes: Vec<Lexeme>, nts: Vec<Nonterminal>, start: NonterminalId) -> Option<Grammar> {
+    let n = nts.len();
+    let mut productive = vec![false; n];
+    let alt_ok = |alt: &Vec<Symbol>, productive: &[bool]| {
+        alt.iter().all(|s| match s {
+            Symbol::Lexeme(_) => true,
+            Symbol::Nonterminal(x) => productive[x.0 as usize],
+        })
+    };
+    loop {
+        let mut changed = false;
+        for (i, nt) in nts.iter().enumerate() {
+            if !productive[i] && nt.alternatives.iter().any(|a| alt_ok(a, &productive)) {
+                productive[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    if !productive[start.0 as usize] {
+        return None;
+    }
+    let mut new_id: Vec<Option<u32>> = vec![None; n];
+    let mut order = vec![start.0 as usize];
+    new_id[start.0 as usize] = Some(0);
+    let mut k = 0;
+    while k < order.len() {
+        let i = order[k];
+        k += 1;
+        for alt in &nts[i].alternatives {
+            if !alt_ok(alt, &productive) {
+                continue;
+            }
+            for s in alt {
+                if let Symbol::Nonterminal(x) = s {
+                    let x = x.0 as usize;
+                    if new_id[x].is_none() {
+                        new_id[x] = Some(order.len() as u32);
+                        order.push(x);
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(order.len());
+    for &i in &order {
+        let alternatives = nts[i]
+            .alternatives
+            .iter()
+            .filter(|a| alt_ok(a, &productive))
+            .map(|a| {
+                a.iter()
+                    .map(|s| match s {
+                        Symbol::Nonterminal(x) => {
+                            Symbol::Nonterminal(NonterminalId(new_id[x.0 as usize].unwrap_or(0)))
+                        }
+                        l => *l,
+                    })
+                    .collect()
+            })
+            .collect();
+        out.push(Nonterminal { name: nts[i].name.clone(), alternatives });
+    }
+    Some(Grammar { lexemes, nonterminals: out, start: NonterminalId(0) })
+}

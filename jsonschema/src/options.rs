@@ -1,0 +1,134 @@
+//! Compilation options: whitespace, separators, property order, limits.
+
+/// How JSON whitespace may appear between tokens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Whitespace {
+    /// No whitespace at all: `{"a":1,"b":[1,2]}`.
+    Compact,
+    /// Whitespace matching this regex (derivre syntax, non-empty matches only)
+    /// may appear at most once around each structural character (`{ } [ ] , :`).
+    /// It should be bounded so that a model cannot loop on whitespace.
+    Pattern(String),
+}
+
+impl Whitespace {
+    /// The default flexible pattern: a few spaces or tabs, optionally one
+    /// line break followed by an indentation of at most 64 spaces or tabs.
+    pub fn bounded() -> Whitespace {
+        Whitespace::Pattern(r"[ \t]{0,4}(\r?\n[ \t]{0,64})?".to_string())
+    }
+
+    /// Any amount of JSON whitespace (what llguidance allows by default).
+    pub fn unbounded() -> Whitespace {
+        Whitespace::Pattern(r"[\x20\x0A\x0D\x09]+".to_string())
+    }
+}
+
+/// The order in which object properties are generated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PropertyOrder {
+    /// Properties listed in `properties` come in schema order (merged left to
+    /// right through `allOf`/`$ref`), then required ones not listed, then any
+    /// additional or pattern properties in any order.
+    Schema,
+}
+
+/// Limits that stop hostile schemas quickly with [`ErrorKind::LimitExceeded`](crate::ErrorKind::LimitExceeded).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Maximum number of schema nodes visited while normalizing.
+    pub max_nodes: usize,
+    /// Maximum depth of nested schemas and `$ref` inlining.
+    pub max_depth: usize,
+    /// Maximum number of branches one `anyOf` may grow to (through `allOf`
+    /// distribution, `dependentRequired`, `if`/`then`/`else`).
+    pub max_branches: usize,
+    /// Maximum number of grammar nonterminals.
+    pub max_nonterminals: usize,
+    /// Maximum number of grammar rule alternatives.
+    pub max_rules: usize,
+    /// Fuel for each regex emptiness or containment check (derivre units).
+    pub regex_fuel: u64,
+    /// Maximum number of decimal digits in a numeric bound or `multipleOf`.
+    pub max_number_digits: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_nodes: 200_000,
+            max_depth: 64,
+            max_branches: 4_096,
+            max_nonterminals: 200_000,
+            max_rules: 400_000,
+            regex_fuel: 20_000,
+            max_number_digits: 60,
+        }
+    }
+}
+
+/// Options of [`compile`](crate::compile).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Whitespace between tokens; never before the first or after the last token.
+    pub whitespace: Whitespace,
+    /// Regex (derivre syntax) between array items and between object members.
+    pub item_separator: String,
+    /// Regex (derivre syntax) between an object key and its value.
+    pub key_separator: String,
+    /// Property order.
+    pub property_order: PropertyOrder,
+    /// When set, `additionalProperties` is treated as `false` wherever the
+    /// schema leaves it unspecified (the spec's default is `true`).
+    pub forbid_additional_properties: bool,
+    /// A cap on the length (in characters) of strings without `maxLength`;
+    /// `None` leaves them unbounded, as the spec does.
+    pub max_string_length: Option<usize>,
+    /// Accept an integer written with a zero fraction (`1.0`), which the spec
+    /// counts as an integer.
+    pub integer_zero_fraction: bool,
+    /// Treat `oneOf` as `anyOf` even when the branches are not provably disjoint
+    /// (a looser grammar: off by default, on in lenient mode).
+    pub coerce_one_of: bool,
+    /// Ignore unsupported keywords and formats, recording a warning for each.
+    pub lenient: bool,
+    /// Resource limits.
+    pub limits: Limits,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            whitespace: Whitespace::bounded(),
+            item_separator: ",".to_string(),
+            key_separator: ":".to_string(),
+            property_order: PropertyOrder::Schema,
+            forbid_additional_properties: false,
+            max_string_length: None,
+            integer_zero_fraction: true,
+            coerce_one_of: false,
+            lenient: false,
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl Options {
+    /// The settings of llguidance 1.9's JSON compiler defaults: unbounded
+    /// flexible whitespace, `,` and `:`, schema property order, integers
+    /// without a fraction, strict (not lenient) keywords.
+    pub fn llguidance_compat() -> Options {
+        Options {
+            whitespace: Whitespace::unbounded(),
+            integer_zero_fraction: false,
+            ..Options::default()
+        }
+    }
+
+    /// Compact JSON: no whitespace anywhere.
+    pub fn compact() -> Options {
+        Options { whitespace: Whitespace::Compact, ..Options::default() }
+    }
+}

@@ -1,0 +1,121 @@
+//! A slow, simple recognizer for [`Grammar`]: the reference for tests.
+//!
+//! It memoizes, for every (symbol, position), the set of positions where a
+//! derivation of the symbol can end, trying every split of the input into
+//! lexemes. It knows nothing of the Earley engine, so it checks the grammar's
+//! language independently of the parser that will serve masks.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use derivre::{Regex, RegexBuilder};
+
+use crate::grammar::{Grammar, Symbol};
+
+struct Memo<'g> {
+    g: &'g Grammar,
+    text: &'g [u8],
+    regexes: HashMap<u32, Regex>,
+    lex: HashMap<(u32, usize), Rc<Vec<usize>>>,
+    nt: HashMap<(u32, usize), Rc<Vec<usize>>>,
+    busy: std::collections::HashSet<(u32, usize)>,
+    steps: u64,
+    budget: u64,
+}
+
+impl Memo<'_> {
+    fn lexeme_ends(&mut self, id: u32, pos: usize) -> Option<Rc<Vec<usize>>> {
+        if let Some(v) = self.lex.get(&(id, pos)) {
+            return Some(v.clone());
+        }
+        if !self.regexes.contains_key(&id) {
+            let mut b = RegexBuilder::new();
+            let e = b.mk(&self.g.lexemes[id as usize].regex).ok()?;
+            self.regexes.insert(id, b.to_regex(e));
+        }
+        let r = self.regexes.get_mut(&id)?;
+        let mut ends = Vec::new();
+        let mut st = r.initial_state();
+        let mut p = pos;
+        while p < self.text.len() {
+            st = r.transition(st, self.text[p]);
+            p += 1;
+            self.steps += 1;
+            if st.is_dead() {
+                break;
+            }
+            if r.is_accepting(st) {
+                ends.push(p);
+            }
+        }
+        let v = Rc::new(ends);
+        self.lex.insert((id, pos), v.clone());
+        Some(v)
+    }
+
+    fn ends(&mut self, sym: Symbol, pos: usize) -> Option<Rc<Vec<usize>>> {
+        self.steps += 1;
+        if self.steps > self.budget {
+            return None;
+        }
+        match sym {
+            Symbol::Lexeme(l) => self.lexeme_ends(l.0, pos),
+            Symbol::Nonterminal(n) => {
+                let key = (n.0, pos);
+                if let Some(v) = self.nt.get(&key) {
+                    return Some(v.clone());
+                }
+                if !self.busy.insert(key) {
+                    return Some(Rc::new(Vec::new()));
+                }
+                let mut out: Vec<usize> = Vec::new();
+                let alts = &self.g.nonterminals[n.0 as usize].alternatives;
+                for alt in alts {
+                    let mut cur = vec![pos];
+                    for &s in alt {
+                        let mut next = Vec::new();
+                        for &p in &cur {
+                            next.extend(self.ends(s, p)?.iter().copied());
+                        }
+                        next.sort_unstable();
+                        next.dedup();
+                        cur = next;
+                        if cur.is_empty() {
+                            break;
+                        }
+                    }
+                    out.extend(cur);
+                }
+                out.sort_unstable();
+                out.dedup();
+                self.busy.remove(&key);
+                let v = Rc::new(out);
+                self.nt.insert(key, v.clone());
+                Some(v)
+            }
+        }
+    }
+}
+
+impl Grammar {
+    /// Whether the grammar derives exactly `text`, by a slow reference
+    /// algorithm (memoized search over all lexeme splits). `None` when the
+    /// work budget (`budget` elementary steps) runs out.
+    ///
+    /// Meant for tests and harnesses, not for serving masks. Deeply nested
+    /// inputs recurse deeply: call it on a thread with a large stack.
+    pub fn naive_accepts(&self, text: &[u8], budget: u64) -> Option<bool> {
+        let mut m = Memo {
+            g: self,
+            text,
+            regexes: HashMap::new(),
+            lex: HashMap::new(),
+            nt: HashMap::new(),
+            busy: Default::default(),
+            steps: 0,
+            budget,
+        };
+        let ends = m.ends(Symbol::Nonterminal(self.start), 0)?;
+        Some(ends.contains(&text.len()))
+    }
+}

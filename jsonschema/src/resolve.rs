@@ -1,0 +1,269 @@
+//! `$ref` resolution inside one document: `$id` bases, `$anchor`s and JSON pointers.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+/// Escapes one reference token of a JSON pointer (RFC 6901).
+pub(crate) fn escape_token(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+/// Percent-decodes a URI fragment; `None` if the result is not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Looks up a JSON pointer (already percent-decoded) in `doc`.
+pub(crate) fn lookup<'a>(doc: &'a Value, pointer: &str) -> Option<&'a Value> {
+    if pointer.is_empty() {
+        return Some(doc);
+    }
+    let rest = pointer.strip_prefix('/')?;
+    let mut cur = doc;
+    for tok in rest.split('/') {
+        let tok = tok.replace("~1", "/").replace("~0", "~");
+        cur = match cur {
+            Value::Object(m) => m.get(&tok)?,
+            Value::Array(a) => a.get(tok.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+fn split_fragment(uri: &str) -> (&str, Option<&str>) {
+    match uri.find('#') {
+        Some(i) => (&uri[..i], Some(&uri[i + 1..])),
+        None => (uri, None),
+    }
+}
+
+fn has_scheme(s: &str) -> bool {
+    let Some(i) = s.find(':') else { return false };
+    let scheme = &s[..i];
+    !scheme.is_empty()
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+fn remove_dot_segments(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let segs: Vec<&str> = path.split('/').collect();
+    for (i, seg) in segs.iter().enumerate() {
+        match *seg {
+            "." => {
+                if i == segs.len() - 1 {
+                    out.push("");
+                }
+            }
+            ".." => {
+                if out.len() > 1 {
+                    out.pop();
+                }
+                if i == segs.len() - 1 {
+                    out.push("");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    out.join("/")
+}
+
+/// Resolves a URI reference against an absolute base (RFC 3986 section 5.2, simplified).
+pub(crate) fn resolve_uri(base: &str, reference: &str) -> String {
+    if has_scheme(reference) {
+        return reference.to_string();
+    }
+    let (base_nofrag, _) = split_fragment(base);
+    if reference.is_empty() {
+        return base_nofrag.to_string();
+    }
+    if reference.starts_with('#') {
+        return format!("{base_nofrag}{reference}");
+    }
+    let scheme_end = base_nofrag.find(':').map(|i| i + 1).unwrap_or(0);
+    let (scheme, rest) = base_nofrag.split_at(scheme_end);
+    let (authority, path) = if let Some(r) = rest.strip_prefix("//") {
+        let end = r.find('/').unwrap_or(r.len());
+        (format!("//{}", &r[..end]), &r[end..])
+    } else {
+        (String::new(), rest)
+    };
+    if reference.starts_with("//") {
+        return format!("{scheme}{reference}");
+    }
+    let (ref_path, ref_tail) = match reference.find(['?', '#']) {
+        Some(i) => (&reference[..i], &reference[i..]),
+        None => (reference, ""),
+    };
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let merged = if ref_path.starts_with('/') {
+        ref_path.to_string()
+    } else if ref_path.is_empty() {
+        path.to_string()
+    } else {
+        let dir = match path.rfind('/') {
+            Some(i) => &path[..=i],
+            None if !authority.is_empty() => "/",
+            None => "",
+        };
+        format!("{dir}{ref_path}")
+    };
+    format!("{scheme}{authority}{}{ref_tail}", remove_dot_segments(&merged))
+}
+
+/// The default base URI of a document without `$id`.
+pub(crate) const DEFAULT_BASE: &str = "json-schema:///root.json";
+
+/// An index of the resources (`$id`) and anchors of one document.
+#[derive(Debug, Default)]
+pub(crate) struct Index {
+    /// Absolute URI without fragment -> pointer of the resource root.
+    resources: HashMap<String, String>,
+    /// Absolute URI with `#anchor` -> pointer.
+    anchors: HashMap<String, String>,
+    /// Pointer of a schema object -> its base URI.
+    bases: HashMap<String, String>,
+    /// Whether the document uses draft-07 (or earlier) semantics.
+    pub(crate) legacy: bool,
+}
+
+/// Keywords whose values are maps of schemas.
+const SCHEMA_MAPS: &[&str] = &[
+    "$defs",
+    "definitions",
+    "properties",
+    "patternProperties",
+    "dependentSchemas",
+    "dependencies",
+];
+/// Keywords whose values are schemas or arrays of schemas.
+const SCHEMA_VALUES: &[&str] = &[
+    "items",
+    "prefixItems",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "additionalProperties",
+    "additionalItems",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+];
+
+impl Index {
+    pub(crate) fn build(doc: &Value) -> Index {
+        let mut idx = Index::default();
+        if let Some(s) = doc.get("$schema").and_then(Value::as_str) {
+            idx.legacy =
+                ["draft-03", "draft-04", "draft-06", "draft-07"].iter().any(|d| s.contains(d));
+        }
+        idx.walk(doc, String::new(), DEFAULT_BASE.to_string(), 0);
+        idx
+    }
+
+    fn walk(&mut self, v: &Value, ptr: String, base: String, depth: usize) {
+        if depth > 256 {
+            return;
+        }
+        match v {
+            Value::Object(m) => {
+                let mut base = base;
+                let id = m
+                    .get("$id")
+                    .or_else(|| if self.legacy { m.get("id") } else { None })
+                    .and_then(Value::as_str);
+                if let Some(id) = id {
+                    let (nofrag, frag) = split_fragment(id);
+                    if !nofrag.is_empty() {
+                        base = resolve_uri(&base, nofrag);
+                        self.resources.entry(base.clone()).or_insert(ptr.clone());
+                    }
+                    // draft-07 style `"$id": "#foo"` is an anchor.
+                    if let Some(f) = frag.filter(|f| !f.is_empty() && !f.starts_with('/')) {
+                        self.anchors.entry(format!("{base}#{f}")).or_insert(ptr.clone());
+                    }
+                }
+                if ptr.is_empty() {
+                    self.resources.entry(base.clone()).or_insert(String::new());
+                }
+                if let Some(a) = m.get("$anchor").and_then(Value::as_str) {
+                    self.anchors.entry(format!("{base}#{a}")).or_insert(ptr.clone());
+                }
+                self.bases.insert(ptr.clone(), base.clone());
+                for (k, child) in m {
+                    let kptr = format!("{ptr}/{}", escape_token(k));
+                    if SCHEMA_MAPS.contains(&k.as_str()) {
+                        if let Value::Object(sub) = child {
+                            for (name, s) in sub {
+                                let p = format!("{kptr}/{}", escape_token(name));
+                                self.walk(s, p, base.clone(), depth + 1);
+                            }
+                        }
+                    } else if SCHEMA_VALUES.contains(&k.as_str()) {
+                        match child {
+                            Value::Array(a) => {
+                                for (i, s) in a.iter().enumerate() {
+                                    self.walk(s, format!("{kptr}/{i}"), base.clone(), depth + 1);
+                                }
+                            }
+                            s => self.walk(s, kptr, base.clone(), depth + 1),
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The base URI in effect at the schema at `ptr`.
+    pub(crate) fn base_of(&self, ptr: &str) -> &str {
+        let mut p = ptr;
+        loop {
+            if let Some(b) = self.bases.get(p) {
+                return b;
+            }
+            match p.rfind('/') {
+                Some(i) => p = &p[..i],
+                None => return self.bases.get("").map(String::as_str).unwrap_or(DEFAULT_BASE),
+            }
+        }
+    }
+
+    /// Resolves `reference` (a `$ref` value) found in the schema at `ptr` to
+    /// the pointer of its target in `doc`.
+    pub(crate) fn resolve(&self, doc: &Value, ptr: &str, reference: &str) -> Option<String> {
+        let abs = resolve_uri(self.base_of(ptr), reference);
+        let (nofrag, frag) = split_fragment(&abs);
+        let frag = percent_decode(frag.unwrap_or(""))?;
+        let target = if frag.is_empty() || frag.starts_with('/') {
+            let root = self.resources.get(nofrag)?;
+            format!("{root}{frag}")
+        } else {
+            self.anchors.get(&format!("{nofrag}#{frag}"))?.clone()
+        };
+        lookup(doc, &target)?;
+        Some(target)
+    }
+}

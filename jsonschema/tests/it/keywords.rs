@@ -1,0 +1,302 @@
+//! Unit tests per keyword: accepted and rejected texts, and error pointers.
+
+use jsonschema::{ErrorKind, Options, compile};
+use serde_json::{Value, json};
+
+use crate::common::{accepts_text, compact};
+
+/// Checks that `schema` (compact layout) accepts every `yes` and rejects every `no`.
+fn check(schema: Value, yes: &[&str], no: &[&str]) {
+    let c = compact(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+    for t in yes {
+        assert!(accepts_text(&c, t), "{schema} should accept {t}");
+    }
+    for t in no {
+        assert!(!accepts_text(&c, t), "{schema} should reject {t}");
+    }
+}
+
+fn error(schema: Value) -> jsonschema::Error {
+    match compact(&schema) {
+        Ok(_) => panic!("{schema} should not compile"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn types_and_constants() {
+    check(json!({"type": "null"}), &["null"], &["0", "\"\"", "false"]);
+    check(json!({"type": ["boolean", "string"]}), &["true", "\"x\""], &["1", "null"]);
+    check(
+        json!({"const": {"a": [1, "x"]}}),
+        &[r#"{"a":[1,"x"]}"#, r#"{"a":[1.0,"x"]}"#],
+        &[r#"{"a":[1]}"#, r#"{"a":[1,"x"],"b":1}"#],
+    );
+    check(
+        json!({"enum": [1, "a", null]}),
+        &["1", "1.00", "\"a\"", "null"],
+        &["2", "\"b\"", "1e0x"],
+    );
+    check(json!({"type": "integer", "enum": [1, 2.5]}), &["1"], &["2.5"]);
+}
+
+#[test]
+fn integer_bounds_are_exact() {
+    let s = json!({"type": "integer", "minimum": -12, "exclusiveMaximum": 105});
+    let c = compact(&s).unwrap();
+    for v in -40i64..140 {
+        let want = (-12..105).contains(&v);
+        assert_eq!(accepts_text(&c, &v.to_string()), want, "{v}");
+    }
+    assert!(accepts_text(&c, "7.0"), "a zero fraction is an integer");
+    assert!(!accepts_text(&c, "7.5"));
+    assert!(!accepts_text(&c, "-0.5"));
+}
+
+#[test]
+fn decimal_bounds_are_exact() {
+    let s = json!({"type": "number", "exclusiveMinimum": -1.25, "maximum": 3.5});
+    let c = compact(&s).unwrap();
+    for i in -300..500 {
+        let v = i as f64 / 100.0;
+        let text = format!("{v}");
+        let want = v > -1.25 && v <= 3.5;
+        assert_eq!(accepts_text(&c, &text), want, "{text}");
+    }
+    for (t, want) in [
+        ("-1.25", false),
+        ("-1.2500", false),
+        ("-1.24999", true),
+        ("3.50000", true),
+        ("3.500001", false),
+        ("-0", true),
+        ("0.0", true),
+    ] {
+        assert_eq!(accepts_text(&c, t), want, "{t}");
+    }
+}
+
+#[test]
+fn multiple_of() {
+    check(
+        json!({"type": "integer", "multipleOf": 3}),
+        &["0", "3", "-9", "300"],
+        &["1", "-4", "3.5"],
+    );
+    check(json!({"type": "number", "multipleOf": 0.25}), &["0.5", "-1.75", "2"], &["0.3", "1.1"]);
+    check(
+        json!({"multipleOf": 2, "minimum": 3, "maximum": 9}),
+        &["4", "8", "\"s\""],
+        &["2", "10", "5"],
+    );
+}
+
+#[test]
+fn strings() {
+    check(
+        json!({"type": "string", "minLength": 2, "maxLength": 3}),
+        &["\"ab\"", "\"abc\"", "\"éé\""],
+        &["\"a\"", "\"abcd\""],
+    );
+    check(json!({"type": "string", "pattern": "^a+$"}), &["\"aaa\""], &["\"aab\"", "\"\""]);
+    check(json!({"type": "string", "pattern": "b"}), &["\"abc\"", "\"b\""], &["\"ac\""]);
+    check(json!({"type": "string", "pattern": "^\\d{2}$"}), &["\"12\""], &["\"1a\"", "\"١٢\""]);
+    check(
+        json!({"type": "string", "format": "date"}),
+        &["\"2024-02-29\"", "\"2023-12-31\""],
+        &["\"2023-02-29\"", "\"2023-13-01\"", "\"1900-02-29\""],
+    );
+    check(
+        json!({"type": "string", "format": "ipv4"}),
+        &["\"192.168.0.1\""],
+        &["\"256.1.1.1\"", "\"01.1.1.1\""],
+    );
+    check(
+        json!({"type": "string", "format": "uuid"}),
+        &["\"123e4567-e89b-12d3-a456-426614174000\""],
+        &["\"123e4567\""],
+    );
+    check(
+        json!({"type": "string", "format": "date-time"}),
+        &["\"2020-01-01T10:00:00Z\"", "\"2020-01-01t10:00:00.5+01:00\""],
+        &["\"2020-01-01 10:00:00Z\""],
+    );
+    check(
+        json!({"type": "string", "format": "email"}),
+        &["\"a.b@example.com\""],
+        &["\"a@\"", "\"@b.com\""],
+    );
+    check(
+        json!({"type": "string", "format": "ipv6"}),
+        &["\"::1\"", "\"1:2:3:4:5:6:7:8\"", "\"::ffff:1.2.3.4\""],
+        &["\"1:2:3:4:5:6:7:8:9\"", "\":::\""],
+    );
+    check(json!({"not": {"const": "x"}, "type": "string"}), &["\"y\"", "\"xx\""], &["\"x\""]);
+}
+
+#[test]
+fn arrays() {
+    check(
+        json!({"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3}),
+        &["[1]", "[1,2,3]"],
+        &["[]", "[1,2,3,4]", "[\"a\"]"],
+    );
+    check(
+        json!({"prefixItems": [{"type": "string"}], "items": false}),
+        &["[]", "[\"a\"]"],
+        &["[\"a\",1]", "[1]"],
+    );
+    check(
+        json!({"items": [{"type": "string"}], "additionalItems": {"type": "null"}}),
+        &["[\"a\",null,null]"],
+        &["[\"a\",1]"],
+    );
+    check(json!({"type": "array", "uniqueItems": true, "maxItems": 1}), &["[]", "[1]"], &["[1,2]"]);
+}
+
+#[test]
+fn objects() {
+    let s = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+        "required": ["b"],
+        "additionalProperties": false
+    });
+    check(
+        s,
+        &[r#"{"b":"x"}"#, r#"{"a":1,"b":"x"}"#],
+        &[r#"{}"#, r#"{"a":1}"#, r#"{"b":"x","c":1}"#, r#"{"b":1}"#],
+    );
+    let s = json!({"patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": {"type": "string"}});
+    check(s, &[r#"{"x-a":1,"y":"s"}"#, "{}"], &[r#"{"x-a":"s"}"#, r#"{"y":1}"#]);
+    let s = json!({"type": "object", "minProperties": 1, "maxProperties": 2});
+    check(s, &[r#"{"a":1}"#, r#"{"a":1,"b":2}"#], &["{}", r#"{"a":1,"b":2,"c":3}"#]);
+    let s = json!({"type": "object", "propertyNames": {"maxLength": 2}});
+    check(s, &[r#"{"ab":1}"#], &[r#"{"abc":1}"#]);
+    let s = json!({"dependentRequired": {"a": ["b"]}, "type": "object"});
+    check(s, &[r#"{"b":1}"#, r#"{"a":1,"b":2}"#], &[r#"{"a":1}"#]);
+    let s = json!({"type": "object", "dependentSchemas": {"a": {"required": ["c"]}}});
+    check(s, &[r#"{"a":1,"c":2}"#, "{}"], &[r#"{"a":1}"#]);
+}
+
+#[test]
+fn applicators() {
+    check(json!({"allOf": [{"type": "integer"}, {"minimum": 2}]}), &["2", "30"], &["1", "\"a\""]);
+    check(
+        json!({"anyOf": [{"type": "integer"}, {"type": "string", "maxLength": 1}]}),
+        &["1", "\"a\""],
+        &["\"ab\"", "null"],
+    );
+    check(json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}), &["1", "2.5"], &["2", "3"]);
+    check(
+        json!({"oneOf": [{"required": ["a"]}, {"required": ["b"]}], "type": "object"}),
+        &[r#"{"a":1}"#, r#"{"b":1}"#],
+        &[r#"{"a":1,"b":1}"#, "{}"],
+    );
+    check(json!({"not": {"type": "string"}}), &["1", "null", "[]"], &["\"s\""]);
+    check(
+        json!({"type": "object", "not": {"required": ["a"]}}),
+        &["{}", r#"{"b":1}"#],
+        &[r#"{"a":1}"#],
+    );
+    let s = json!({"if": {"properties": {"k": {"const": "n"}}}, "then": {"properties": {"v": {"type": "number"}}}, "else": {"properties": {"v": {"type": "string"}}}});
+    check(
+        s,
+        &[r#"{"k":"n","v":1}"#, r#"{"k":"s","v":"x"}"#, r#"{"v":1}"#],
+        &[r#"{"k":"n","v":"x"}"#, r#"{"k":"s","v":1}"#, r#"{"v":"x"}"#],
+    );
+}
+
+#[test]
+fn refs() {
+    let s = json!({
+        "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}, "v": {"type": "integer"}}, "additionalProperties": false}},
+        "$ref": "#/$defs/node"
+    });
+    check(s, &[r#"{"next":{"next":{"v":1}}}"#], &[r#"{"next":{"v":"x"}}"#]);
+    let s = json!({"definitions": {"a/b": {"type": "integer"}, "c~d": {"type": "string"}, "e f": {"type": "null"}},
+        "properties": {"x": {"$ref": "#/definitions/a~1b"}, "y": {"$ref": "#/definitions/c~0d"}, "z": {"$ref": "#/definitions/e%20f"}}});
+    check(s, &[r#"{"x":1,"y":"s","z":null}"#], &[r#"{"x":"s"}"#, r#"{"y":1}"#, r#"{"z":1}"#]);
+    let s = json!({"$defs": {"n": {"$anchor": "num", "type": "number"}}, "$ref": "#num"});
+    check(s, &["1.5"], &["\"a\""]);
+    let s = json!({"$id": "http://example.com/root.json", "$defs": {"a": {"$id": "a.json", "type": "boolean"}}, "$ref": "a.json"});
+    check(s, &["true"], &["1"]);
+}
+
+#[test]
+fn errors_name_keyword_and_pointer() {
+    let e = error(json!({"properties": {"a": {"contains": {"type": "string"}}}}));
+    assert_eq!(
+        (e.kind(), e.keyword(), e.pointer()),
+        (&ErrorKind::UnsupportedKeyword, "contains", "/properties/a")
+    );
+    let e = error(json!({"items": {"type": "string", "format": "no-such-format"}}));
+    assert_eq!(
+        (e.kind(), e.keyword(), e.pointer()),
+        (&ErrorKind::UnknownFormat, "format", "/items")
+    );
+    let e = error(json!({"properties": {"a/b": {"pattern": "(a)\\1"}}}));
+    assert_eq!(
+        (e.kind(), e.keyword(), e.pointer()),
+        (&ErrorKind::UnsupportedPattern, "pattern", "/properties/a~1b")
+    );
+    let e = error(json!({"$ref": "#/$defs/missing"}));
+    assert_eq!((e.kind(), e.keyword(), e.pointer()), (&ErrorKind::UnresolvedRef, "$ref", ""));
+    let e = error(json!({"type": "array", "uniqueItems": true}));
+    assert_eq!((e.kind(), e.keyword()), (&ErrorKind::Inexpressible, "uniqueItems"));
+    let e = error(json!({"allOf": [{"type": "string"}, {"type": "integer"}]}));
+    assert_eq!(e.kind(), &ErrorKind::Unsatisfiable);
+    let e = error(json!({"type": "string", "pattern": "(?<=a)b"}));
+    assert_eq!(e.kind(), &ErrorKind::UnsupportedPattern);
+    let e = error(json!({"type": 5}));
+    assert_eq!((e.kind(), e.keyword()), (&ErrorKind::InvalidSchema, "type"));
+}
+
+#[test]
+fn lenient_mode_warns() {
+    let o = Options { lenient: true, ..Options::compact() };
+    let c = compile(&json!({"type": "array", "contains": {"type": "string"}}), &o).unwrap();
+    assert_eq!(c.warnings.len(), 1);
+    assert!(c.warnings[0].contains("contains"));
+}
+
+#[test]
+fn hostile_schemas_hit_limits() {
+    // Each definition intersects the previous one twice: the work doubles
+    // per level while the document stays linear.
+    let mut defs = serde_json::Map::new();
+    defs.insert("d0".into(), json!({"type": "integer"}));
+    for i in 1..40 {
+        let prev = format!("#/$defs/d{}", i - 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"anyOf": [{"allOf": [{"$ref": prev}, {"minimum": i}]}, {"allOf": [{"$ref": prev}, {"maximum": -i}]}]}),
+        );
+    }
+    let e = error(json!({"$defs": defs, "$ref": "#/$defs/d39"}));
+    assert_eq!(e.kind(), &ErrorKind::LimitExceeded);
+    let e = error(json!({"type": "array", "minItems": 10_000_000, "items": {"type": "null"}}));
+    assert_eq!(e.kind(), &ErrorKind::LimitExceeded);
+}
+
+#[test]
+fn whitespace_options() {
+    let s = json!({"type": "object", "properties": {"a": {"type": "array"}}});
+    let flex = compile(&s, &Options::default()).unwrap();
+    assert!(accepts_text(&flex, "{ \"a\" : [ 1 , 2 ] }"));
+    assert!(accepts_text(&flex, "{\n  \"a\": []\n}"));
+    assert!(!accepts_text(&flex, " {}"), "no leading whitespace");
+    assert!(!accepts_text(&flex, &format!("{{{}}}", " ".repeat(200))), "bounded whitespace");
+    let llg = compile(&s, &Options::llguidance_compat()).unwrap();
+    assert!(accepts_text(&llg, &format!("{{{}}}", " ".repeat(200))));
+    let tight = compact(&s).unwrap();
+    assert!(!accepts_text(&tight, "{ }"));
+}
+
+#[test]
+fn shared_types_are_send_sync() {
+    fn ok<T: Send + Sync>() {}
+    ok::<jsonschema::Grammar>();
+    ok::<jsonschema::Error>();
+    ok::<jsonschema::Options>();
+}

@@ -1,0 +1,60 @@
+//! A bounded subset of MaskBench dev, against a committed baseline.
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+
+use serde_json::Value;
+
+use crate::common::{Outcome, accepts, check_baseline, compact, shared};
+
+/// Every `STRIDE`-th schema of the dev split (sorted by name) is checked.
+const STRIDE: usize = 10;
+
+#[test]
+fn maskbench_dev_subset() {
+    let Some(path) = shared("maskbench/dev.jsonl.gz") else {
+        println!("SKIPPED maskbench_dev_subset: ../shared/data/maskbench absent");
+        return;
+    };
+    let f = std::fs::File::open(path).unwrap();
+    let r = std::io::BufReader::new(flate2::read::GzDecoder::new(f));
+    let mut got = BTreeMap::new();
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let (mut schemas, mut compiled, mut valid_rejected) = (0, 0, 0);
+    for (i, line) in r.lines().enumerate() {
+        if i % STRIDE != 0 {
+            continue;
+        }
+        let rec: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let name = rec["name"].as_str().unwrap().to_string();
+        let tests = rec["tests"].as_array().cloned().unwrap_or_default();
+        schemas += 1;
+        let mut o = Outcome { status: String::new(), correct: 0, total: tests.len() };
+        match compact(&rec["schema"]) {
+            Err(e) => o.status = e.kind().name().to_string(),
+            Ok(c) => {
+                compiled += 1;
+                o.status = "compiled".to_string();
+                for t in &tests {
+                    let valid = t["valid"].as_bool().unwrap();
+                    let acc = accepts(&c, &t["data"]);
+                    if acc == valid {
+                        o.correct += 1;
+                    } else if acc {
+                        failures.push(format!("{name}: {}", t["data"]));
+                    } else {
+                        valid_rejected += 1;
+                    }
+                }
+            }
+        }
+        *kinds.entry(o.status.clone()).or_default() += 1;
+        got.insert(name, o);
+    }
+    println!(
+        "maskbench subset: {schemas} schemas, {compiled} compiled, {valid_rejected} valid rejected, kinds {kinds:?}"
+    );
+    assert!(failures.is_empty(), "invalid instances accepted:\n{}", failures.join("\n"));
+    check_baseline("maskbench.tsv", &got);
+}

@@ -21,6 +21,11 @@
 //! let g = &compiled.grammar;
 //! assert_eq!(g.naive_accepts(br#"{"id":42}"#, 1_000_000), Some(true));
 //! assert_eq!(g.naive_accepts(br#"{"id":0}"#, 1_000_000), Some(false));
+//!
+//! // The engine that serves masks, with its greedy lexing.
+//! let engine = g.to_earley(earley::Limits::default()).unwrap();
+//! assert!(engine.accepts(br#"{"id":7}"#).unwrap());
+//! assert!(!engine.accepts(br#"{"id":-7}"#).unwrap());
 //! ```
 //!
 //! # Algorithm
@@ -64,6 +69,7 @@
 mod build;
 mod complement;
 mod ecma;
+mod engine;
 mod error;
 mod formats;
 mod grammar;

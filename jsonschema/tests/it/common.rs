@@ -22,17 +22,34 @@ pub(crate) fn accepts(c: &Compiled, v: &Value) -> bool {
     accepts_text(c, &serde_json::to_string(v).unwrap())
 }
 
-/// Whether the grammar accepts `text` (run on a big stack; generous budget).
+/// Whether the grammar accepts `text`, by the reference recognizer and by
+/// the earley engine (byte by byte, greedy lexing); the two must agree.
 pub(crate) fn accepts_text(c: &Compiled, text: &str) -> bool {
     let g = c.grammar.clone();
     let t = text.as_bytes().to_vec();
-    std::thread::Builder::new()
+    let naive = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || g.naive_accepts(&t, 50_000_000))
         .unwrap()
         .join()
         .unwrap()
-        .expect("recognizer budget exhausted")
+        .expect("recognizer budget exhausted");
+    let engine = match c
+        .grammar
+        .to_earley(earley::Limits::default())
+        .expect("the engine builds the grammar")
+        .accepts(text.as_bytes())
+    {
+        Ok(b) => b,
+        Err(e) => {
+            for l in &c.grammar.lexemes {
+                eprintln!("{} {:?}", l.name, l.regex);
+            }
+            panic!("engine error on {text}: {e}");
+        }
+    };
+    assert_eq!(naive, engine, "reference and engine disagree on {text}");
+    engine
 }
 
 /// One group's outcome: status (`compiled` or an error kind) and correct/total.

@@ -252,6 +252,7 @@ pub(crate) fn compile(
             start: super_start.index() as u32,
             accept_pos,
             skip,
+            initial_ignore: parts.initial_ignore,
             limits,
             num_rules: final_rules.len(),
         }),

@@ -132,6 +132,7 @@ pub struct GrammarBuilder {
     special_ids: FxHashMap<SpecialToken, SymbolId>,
     epsilon: Option<SymbolId>,
     optionals: FxHashMap<SymbolId, SymbolId>,
+    initial_ignore: bool,
     pending_error: Option<GrammarError>,
 }
 
@@ -191,10 +192,18 @@ impl GrammarBuilder {
         self.rules.push((lhs, rhs.to_vec()));
     }
 
-    /// Adds text ignored between lexemes (Lark `%ignore`), also before the
-    /// first and after the last. Several calls are alternatives.
+    /// Adds text ignored between lexemes and after the last one (Lark
+    /// `%ignore`); before the first lexeme only with
+    /// [`allow_initial_ignore`](GrammarBuilder::allow_initial_ignore). Several
+    /// calls are alternatives.
     pub fn add_ignore(&mut self, regex: RegexAst) {
         self.ignore.push(regex);
+    }
+
+    /// Whether ignored text may also come before the first lexeme. Off by
+    /// default, as in llguidance's Lark grammars.
+    pub fn allow_initial_ignore(&mut self, allow: bool) {
+        self.initial_ignore = allow;
     }
 
     /// The name of a symbol, if the id belongs to this builder.
@@ -359,6 +368,7 @@ impl GrammarBuilder {
             specials: self.specials,
             rules: self.rules,
             ignore: self.ignore,
+            initial_ignore: self.initial_ignore,
             pending_error: self.pending_error,
         }
     }
@@ -372,6 +382,7 @@ pub(crate) struct BuilderParts {
     pub(crate) specials: Vec<SpecialToken>,
     pub(crate) rules: Vec<(SymbolId, Vec<SymbolId>)>,
     pub(crate) ignore: Vec<RegexAst>,
+    pub(crate) initial_ignore: bool,
     pub(crate) pending_error: Option<GrammarError>,
 }
 
@@ -413,6 +424,8 @@ pub(crate) struct GrammarInner {
     pub(crate) accept_pos: u32,
     /// The `%ignore` lexeme.
     pub(crate) skip: Option<LexemeId>,
+    /// Whether `%ignore` is allowed in the first row.
+    pub(crate) initial_ignore: bool,
     pub(crate) limits: Limits,
     pub(crate) num_rules: usize,
 }

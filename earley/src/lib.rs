@@ -40,8 +40,10 @@
 //!   starts the next lexeme. A lazy lexeme ends at the first byte where it
 //!   matches.
 //! - The lexer only considers the lexemes the parser allows next, plus
-//!   `%ignore` (allowed at every boundary, before the first lexeme and
-//!   after the last); when several match at once, all of them are scanned.
+//!   `%ignore` (allowed at every boundary where a terminal may follow, before
+//!   the first lexeme only with [`GrammarBuilder::allow_initial_ignore`],
+//!   never after the end of the sentence); when several
+//!   lexemes match at once, all of them are scanned.
 //! - The text is accepted (EOS allowed) exactly when the current lexeme can
 //!   end here and the grammar then accepts.
 //!

@@ -462,6 +462,7 @@ impl Parser {
         // Allowed lexemes and acceptance.
         self.allowed.clear();
         let mut accepting = false;
+        let mut any_terminal = false;
         for j in start..self.items.len() {
             let it = self.items[j];
             let sym = self.g.rhs[pos_of(it) as usize];
@@ -469,12 +470,21 @@ impl Parser {
                 if pos_of(it) == self.g.accept_pos && origin_of(it) == 0 {
                     accepting = true;
                 }
-            } else if let SymbolKind::Lexeme(l) = self.g.kinds[sym as usize] {
-                self.allowed.insert(l);
+            } else {
+                match self.g.kinds[sym as usize] {
+                    SymbolKind::Lexeme(l) => {
+                        self.allowed.insert(l);
+                        any_terminal = true;
+                    }
+                    SymbolKind::Special(_) => any_terminal = true,
+                    SymbolKind::Nonterminal => {}
+                }
             }
         }
+        // `%ignore` only where some terminal may follow it (never after the
+        // end of the sentence), and in the first row only when allowed.
         if let Some(skip) = self.g.skip {
-            if start < self.items.len() {
+            if any_terminal && (d > 0 || self.g.initial_ignore) {
                 self.allowed.insert(skip);
             }
         }
@@ -520,7 +530,7 @@ impl Recognizer for Parser {
 
     #[inline]
     fn pop_bytes(&mut self, n: usize) {
-        self.frames.truncate(self.frames.len() - n);
+        Parser::pop_bytes(self, n);
     }
 
     fn special_allowed(&mut self, token: TokenId) -> bool {

@@ -65,6 +65,7 @@ mod span;
 
 pub mod gbnf;
 pub mod lark;
+pub mod regex;
 
 pub use config::{Config, Limits};
 pub use error::{Error, ErrorKind};

@@ -157,7 +157,7 @@ impl Oracle {
             }
         }
         if let Some(s) = self.skip() {
-            if !last.is_empty() {
+            if !allowed.is_empty() && !seq.is_empty() {
                 push(&mut allowed, s);
             }
         }

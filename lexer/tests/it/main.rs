@@ -1,0 +1,3 @@
+//! Integration tests of the `lexer` crate (one binary, one module per concern).
+
+mod prop;

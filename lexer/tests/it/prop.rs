@@ -1,0 +1,131 @@
+//! Property test: the lexer's cached, byte-class-compressed states agree with
+//! one independent `derivre::Regex` per lexeme on which lexemes are alive and
+//! which match after every byte of random inputs.
+
+use derivre::{Regex, RegexBuilder};
+use lexer::{LexemeId, LexemeSet, LexemeSpec, Lexer, LexerLimits, LexerSpec, RegexAst};
+use proptest::prelude::*;
+
+const POOL: &[&str] = &[
+    "a",
+    "ab",
+    "a+",
+    "[a-c]+",
+    "b*c",
+    "(ab|ba)+",
+    "[^a]",
+    "\\d{2,3}",
+    "é+",
+    "[α-ω]+",
+    "x(yz)?",
+    "if",
+    "[a-z]+",
+    "\"[^\"]*\"",
+    "[ \\t]+",
+];
+
+fn naive(pattern: &str) -> Regex {
+    let mut b = RegexBuilder::new();
+    let e = b.mk(&RegexAst::Regex(pattern.to_string())).unwrap();
+    b.to_regex(e)
+}
+
+fn alphabet() -> Vec<u8> {
+    let mut v = b"abcxyz\"019 \tif".to_vec();
+    v.extend("éα".as_bytes());
+    v.push(0xFF);
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, rng_seed: proptest::test_runner::RngSeed::Fixed(7), ..ProptestConfig::default() })]
+    #[test]
+    fn states_agree_with_one_regex_per_lexeme(
+        picks in proptest::collection::vec(0..POOL.len(), 1..6),
+        allowed_bits in any::<u8>(),
+        input in proptest::collection::vec(proptest::sample::select(alphabet()), 0..12),
+    ) {
+        let mut spec = LexerSpec::new();
+        for &p in &picks {
+            spec.add(LexemeSpec::regex(POOL[p]));
+        }
+        let mut lx = Lexer::new(&spec, LexerLimits::default()).unwrap();
+        let mut allowed = LexemeSet::default();
+        for i in 0..picks.len() {
+            if allowed_bits & (1 << i) != 0 {
+                allowed.insert(LexemeId(i as u32));
+            }
+        }
+        let mut rx: Vec<Regex> = picks.iter().map(|&p| naive(POOL[p])).collect();
+        let mut s = lx.start_state(&allowed);
+        for n in 1..=input.len() {
+            s = lx.next(s, input[n - 1]);
+            let prefix = &input[..n];
+            let mut live = Vec::new();
+            let mut acc = Vec::new();
+            for (i, r) in rx.iter_mut().enumerate() {
+                if !allowed.contains(LexemeId(i as u32)) {
+                    continue;
+                }
+                let s0 = r.initial_state();
+                if !r.transition_bytes(s0, prefix).is_dead() {
+                    live.push(LexemeId(i as u32));
+                }
+                if r.is_match_bytes(prefix) {
+                    acc.push(LexemeId(i as u32));
+                }
+            }
+            let got_live: Vec<LexemeId> = lx.live_lexemes(s).collect();
+            prop_assert_eq!(&got_live, &live, "live after {:?}", prefix);
+            let got_acc = lx.accepting(s).map(|a| lx.accept_set(a).to_vec()).unwrap_or_default();
+            prop_assert_eq!(&got_acc, &acc, "accepting after {:?}", prefix);
+            if s.is_dead() {
+                break;
+            }
+        }
+        prop_assert!(lx.error().is_none());
+    }
+}
+
+#[test]
+fn nullable_and_empty_lexemes_are_reported() {
+    let mut spec = LexerSpec::new();
+    let star = spec.add(LexemeSpec::regex("a*"));
+    let none = spec.add(LexemeSpec::new("none", RegexAst::NoMatch));
+    let eps = spec.add(LexemeSpec::regex(""));
+    let lx = Lexer::new(&spec, LexerLimits::default()).unwrap();
+    assert!(lx.is_nullable(star) && !lx.matches_nothing(star));
+    assert!(!lx.is_nullable(none) && lx.matches_nothing(none));
+    assert!(lx.is_nullable(eps) && lx.matches_nothing(eps));
+}
+
+#[test]
+fn state_budget_is_an_error_not_a_hang() {
+    let mut spec = LexerSpec::new();
+    // (a|b)*a(a|b){12}: an exponential DFA
+    spec.add(LexemeSpec::regex("[ab]*a[ab]{12}"));
+    let limits = LexerLimits { max_states: 100, ..LexerLimits::default() };
+    let mut lx = Lexer::new(&spec, limits).unwrap();
+    let mut all = LexemeSet::default();
+    all.insert(LexemeId(0));
+    let mut s = lx.start_state(&all);
+    let mut x: u32 = 12345;
+    for _ in 0..2000 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        let b = if x >> 16 & 1 == 0 { b'a' } else { b'b' };
+        s = lx.next(s, b);
+        if lx.error().is_some() {
+            break;
+        }
+    }
+    let err = lx.error().expect("the budget must be hit");
+    assert!(err.to_string().contains("100"), "{err}");
+}
+
+#[test]
+fn bad_regex_names_the_lexeme() {
+    let mut spec = LexerSpec::new();
+    spec.add(LexemeSpec::regex("(unclosed"));
+    let err = Lexer::new(&spec, LexerLimits::default()).unwrap_err();
+    assert!(err.to_string().contains("/(unclosed/"), "{err}");
+}

@@ -146,6 +146,12 @@ impl Model {
                 return;
             }
         }
+        if let Symbols::Bytes(ids) = &self.symbols {
+            if piece.len() <= SHORT {
+                self.merge_small(tokens, piece, ids, out);
+                return;
+            }
+        }
         let mut parts = Vec::with_capacity(piece.len());
         self.initial_parts(tokens, piece, &mut parts);
         if parts.len() <= SHORT {
@@ -154,6 +160,65 @@ impl Model {
         } else {
             self.merge_heap(tokens, piece, &parts, out);
         }
+    }
+
+    /// The merge loop for short byte pieces, on stack arrays (no
+    /// allocation): one rule per adjacent pair, rescanned for the minimum
+    /// after each merge, like tiktoken.
+    fn merge_small(&self, tokens: &Tokens, piece: &[u8], ids: &[u32; 256], out: &mut Vec<u32>) {
+        const NO: u32 = u32::MAX;
+        let m = piece.len();
+        debug_assert!(m <= SHORT && SHORT < 256);
+        // Part i covers piece[start[i]..start[i + 1]]; rule i merges parts i
+        // and i + 1 with priority prio[i] into res[i].
+        let mut start = [0u8; SHORT + 1];
+        let mut id = [0u32; SHORT];
+        let mut prio = [NO; SHORT];
+        let mut res = [0u32; SHORT];
+        for (i, &b) in piece.iter().enumerate() {
+            start[i] = i as u8;
+            id[i] = ids[b as usize];
+        }
+        start[m] = m as u8;
+        let mut n = m;
+        let rule = |start: &[u8], id: &[u32], i: usize| {
+            self.pair(tokens, piece, start[i] as usize, id[i], id[i + 1], start[i + 2] as usize)
+                .unwrap_or((NO, 0))
+        };
+        for i in 0..n - 1 {
+            (prio[i], res[i]) = rule(&start, &id, i);
+        }
+        loop {
+            let mut best = NO;
+            let mut bi = 0;
+            for (i, &p) in prio[..n - 1].iter().enumerate() {
+                if p < best {
+                    best = p;
+                    bi = i;
+                }
+            }
+            if best == NO {
+                break;
+            }
+            id[bi] = res[bi];
+            start.copy_within(bi + 2..=n, bi + 1);
+            id.copy_within(bi + 2..n, bi + 1);
+            if bi + 2 < n {
+                prio.copy_within(bi + 2..n - 1, bi + 1);
+                res.copy_within(bi + 2..n - 1, bi + 1);
+            }
+            n -= 1;
+            prio[n - 1] = NO;
+            if bi + 1 < n {
+                (prio[bi], res[bi]) = rule(&start, &id, bi);
+            } else {
+                prio[bi] = NO;
+            }
+            if bi > 0 {
+                (prio[bi - 1], res[bi - 1]) = rule(&start, &id, bi - 1);
+            }
+        }
+        out.extend_from_slice(&id[..n]);
     }
 
     /// The quadratic merge loop for short pieces: keeps the priority of every

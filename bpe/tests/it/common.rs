@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use bpe::Tokenizer;
 
 /// `../shared/data` beside the repository, or `None` after printing SKIPPED.
-pub fn data_dir_or_skip(what: &str) -> Option<PathBuf> {
+pub(crate) fn data_dir_or_skip(what: &str) -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
     if dir.is_dir() {
         Some(dir)
@@ -18,7 +18,7 @@ pub fn data_dir_or_skip(what: &str) -> Option<PathBuf> {
 }
 
 /// Reads a file under the data dir, gunzipping `.gz`.
-pub fn read(dir: &std::path::Path, rel: &str) -> Vec<u8> {
+pub(crate) fn read(dir: &std::path::Path, rel: &str) -> Vec<u8> {
     let raw = std::fs::read(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
     if rel.ends_with(".gz") {
         let mut out = Vec::new();
@@ -29,12 +29,12 @@ pub fn read(dir: &std::path::Path, rel: &str) -> Vec<u8> {
     }
 }
 
-pub fn o200k() -> &'static Tokenizer {
+pub(crate) fn o200k() -> &'static Tokenizer {
     static T: OnceLock<Tokenizer> = OnceLock::new();
     T.get_or_init(Tokenizer::o200k_base)
 }
 
-pub fn cl100k() -> &'static Tokenizer {
+pub(crate) fn cl100k() -> &'static Tokenizer {
     static T: OnceLock<Tokenizer> = OnceLock::new();
     T.get_or_init(Tokenizer::cl100k_base)
 }

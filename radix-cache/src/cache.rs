@@ -50,8 +50,9 @@ impl Default for CacheConfig {
 /// Where a prefix match ended: the node whose edge holds the last matched
 /// token and how far into that edge. Pass it to [`RadixCache::lock`].
 ///
-/// A handle stays valid until the node it names is evicted or the cache is
-/// reset; later splits of that node do not invalidate it.
+/// A handle stays valid until the node it names is evicted (or trimmed
+/// below the match) or the cache is reset; later splits of that node do not
+/// invalidate it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MatchHandle {
     node: Option<(NodeId, u32)>,
@@ -123,6 +124,9 @@ pub struct Evicted {
     pub tokens: usize,
     /// Leaves removed.
     pub leaves: usize,
+    /// Leaves shortened instead (at most one per call: the last victim, when
+    /// only part of its edge had to go).
+    pub trimmed: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -641,6 +645,10 @@ impl<V: Clone> RadixCache<V> {
                 None => return Err(Error::StaleHandle),
             }
         }
+        if self.node(n).depth_end < len {
+            // Eviction trimmed the matched tokens off this leaf.
+            return Err(Error::StaleHandle);
+        }
         if self.node(n).depth_end > len {
             let off = (len - self.node(n).depth_start()) as usize;
             n = self.split(n, off);
@@ -772,9 +780,10 @@ impl<V: Clone> RadixCache<V> {
 
     // ------------------------------------------------------------ eviction
 
-    /// Evicts unlocked leaves, in the policy's order, until at least
-    /// `n_tokens` tokens are freed or nothing evictable is left; returns the
-    /// freed values (the caller frees their slots).
+    /// Evicts unlocked leaves, in the policy's order, until `n_tokens`
+    /// tokens (rounded up to whole pages) are freed or nothing evictable is
+    /// left; returns the freed values (the caller frees their slots). The
+    /// last victim loses only the pages still needed, from its end.
     pub fn evict(&mut self, n_tokens: usize) -> Vec<V> {
         let mut out = Vec::new();
         self.evict_into(n_tokens, &mut out);
@@ -788,10 +797,45 @@ impl<V: Clone> RadixCache<V> {
         let mut done = Evicted::default();
         while done.tokens < n_tokens {
             let Some(victim) = self.next_victim() else { break };
+            // Free only the pages still needed from the end of the last
+            // victim's edge: its head stays cached and can still be hit.
+            let cut = (n_tokens - done.tokens).div_ceil(self.page).saturating_mul(self.page);
+            if cut < self.node(victim).key.len() {
+                self.trim_leaf(victim, cut, out);
+                done.tokens += cut;
+                done.trimmed += 1;
+                break;
+            }
             done.tokens += self.remove_leaf(victim, out);
             done.leaves += 1;
         }
         done
+    }
+
+    /// Frees the last `cut` tokens (whole pages, fewer than the edge holds)
+    /// of the unlocked leaf `id`; it keeps its place in the eviction order.
+    fn trim_leaf(&mut self, id: NodeId, cut: usize, out: &mut Vec<V>) {
+        let events = self.events;
+        let n = self.node_mut(id);
+        let keep = n.key.len() - cut;
+        let old_end = n.depth_end;
+        out.extend(n.values.drain(keep..));
+        n.key.truncate(keep);
+        n.depth_end -= cut as u32;
+        let mut removed = Vec::new();
+        if let Some(cfg) = events {
+            let b = cfg.block_size as u32;
+            let k = (old_end / b - n.depth_end / b) as usize;
+            removed = n.blocks.split_off(n.blocks.len() - k);
+        }
+        self.total -= cut;
+        self.evicted_tokens += cut as u64;
+        if !removed.is_empty() {
+            self.pending.push(CacheEvent::BlockRemoved { block_hashes: removed });
+        }
+        if self.policy != EvictionPolicy::Lru {
+            self.heap_push(id);
+        }
     }
 
     fn next_victim(&mut self) -> Option<NodeId> {

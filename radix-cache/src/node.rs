@@ -40,8 +40,9 @@ pub(crate) struct Node<V> {
     pub(crate) children: FxHashMap<u32, NodeId>,
     /// The next sibling with the same first token, see `children`.
     pub(crate) next_same_first: Option<NodeId>,
-    /// Tokens from the root to the end of this edge. Never changes while the
-    /// node lives: a split creates the *upper* part as a new node.
+    /// Tokens from the root to the end of this edge. A split keeps it (it
+    /// creates the *upper* part as a new node); only eviction trimming the
+    /// tail of a leaf lowers it.
     pub(crate) depth_end: u32,
     /// Locks held on this node or a descendant: a node's count is at least
     /// the sum over its children, so the locked nodes are closed upwards.

@@ -105,16 +105,22 @@ fn lru_evicts_least_recently_used_leaf_first() {
     c.insert(&[3, 3], &[5, 6]).unwrap();
     let m = c.match_prefix(&[1, 1]);
     c.touch(&m.handle).unwrap();
-    assert_eq!(c.evict(1), vec![3, 4]);
-    assert_eq!(c.evict(1), vec![5, 6]);
-    assert_eq!(c.evict(1), vec![1, 2]);
-    // A parent goes after its children, once they are gone.
+    assert_eq!(c.evict(2), vec![3, 4]);
+    assert_eq!(c.evict(2), vec![5, 6]);
+    assert_eq!(c.evict(2), vec![1, 2]);
+    // A parent goes after its children, once they are gone; the last victim
+    // of a call loses only the tokens still needed, from its end.
     c.insert(&[1, 2, 3], &[1, 2, 3]).unwrap();
     c.insert(&[1, 2, 4], &[1, 2, 4]).unwrap();
     c.insert(&[9], &[9]).unwrap();
     assert_eq!(c.evict(1), vec![3]);
     assert_eq!(c.evict(1), vec![4]);
-    assert_eq!(c.evict(1), vec![1, 2]);
+    let m = c.match_prefix(&[1, 2]);
+    assert_eq!(c.evict(1), vec![2]);
+    assert_eq!(c.match_prefix(&[1, 2]).len, 1);
+    assert_eq!(c.lock(&m.handle), Err(Error::StaleHandle), "the match was trimmed");
+    c.validate().unwrap();
+    assert_eq!(c.evict(1), vec![1]);
     assert_eq!(c.evict(1), vec![9]);
 }
 

@@ -2,3 +2,4 @@
 //!
 //! Tests that need `../shared/data` print `SKIPPED …` and pass when it is
 //! absent (see `compare::shared`).
+mod frontends;

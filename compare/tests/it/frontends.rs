@@ -1,0 +1,204 @@
+//! Differential tests of the Lark and GBNF front-ends against llguidance
+//! 1.9.1 on a byte-level vocabulary (one token per byte): for every grammar
+//! and input, the longest prefix each engine accepts byte by byte, and
+//! whether it accepts the whole input, must be equal. GBNF reaches
+//! llguidance through `grammar::gbnf::to_lark`, the translation that makes
+//! the same rules lexemes.
+//!
+//! Inputs are hand-written per feature plus seeded random strings over each
+//! grammar's own characters.
+
+use grammar::Config;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+fn peer_factory() -> llguidance::ParserFactory {
+    let env = peer_toktrie::ApproximateTokEnv::single_byte_env();
+    let mut f =
+        llguidance::ParserFactory::new(&env, peer_toktrie::InferenceCapabilities::default(), &[])
+            .unwrap();
+    f.quiet();
+    f
+}
+
+/// llguidance's longest accepted prefix and final acceptance.
+fn peer_prefix(parser: &llguidance::TokenParser, input: &[u8]) -> (usize, bool) {
+    let mut m = llguidance::Matcher::new(Ok(parser.deep_clone()));
+    let toks: Vec<u32> = input.iter().map(|&b| u32::from(b)).collect();
+    let n = m.validate_tokens(&toks).unwrap();
+    if n < toks.len() {
+        return (n, false);
+    }
+    m.consume_tokens(&toks).unwrap();
+    (n, m.is_accepting().unwrap())
+}
+
+/// Ours: the same, byte by byte on the Earley parser.
+fn our_prefix(g: &earley::Grammar, input: &[u8]) -> (usize, bool) {
+    let mut p = earley::Parser::new(g, &|_| None).unwrap();
+    for (i, &b) in input.iter().enumerate() {
+        if !p.try_consume_byte(b).unwrap() {
+            return (i, false);
+        }
+    }
+    (input.len(), p.is_accepting().unwrap())
+}
+
+/// Random strings over the characters of `src` (plus a few others), seeded.
+fn random_inputs(src: &str, seed: u64, n: usize) -> Vec<String> {
+    let mut alphabet: Vec<char> = src.chars().filter(|c| !c.is_control()).collect();
+    alphabet.extend(['\n', ' ', 'a', '0']);
+    alphabet.sort_unstable();
+    alphabet.dedup();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            let len = rng.random_range(0..14);
+            (0..len).map(|_| alphabet[rng.random_range(0..alphabet.len())]).collect()
+        })
+        .collect()
+}
+
+/// Random walks along the bytes our parser allows (ASCII characters of
+/// `src`), each ending with a random byte: deep prefixes where the two
+/// engines' lexing rules meet.
+fn guided_inputs(g: &earley::Grammar, src: &str, seed: u64, n: usize) -> Vec<String> {
+    let mut alphabet: Vec<u8> = src.bytes().filter(|b| b.is_ascii() && *b >= b' ').collect();
+    alphabet.extend(b"\n a0");
+    alphabet.sort_unstable();
+    alphabet.dedup();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut p = earley::Parser::new(g, &|_| None).unwrap();
+        let mut s = Vec::new();
+        let len = rng.random_range(1..40);
+        while s.len() < len {
+            let start = rng.random_range(0..alphabet.len());
+            let next = (0..alphabet.len())
+                .map(|i| alphabet[(start + i) % alphabet.len()])
+                .find(|&b| p.try_consume_byte(b).unwrap());
+            match next {
+                Some(b) => s.push(b),
+                None => break,
+            }
+        }
+        if rng.random_bool(0.5) {
+            s.push(alphabet[rng.random_range(0..alphabet.len())]);
+        }
+        out.push(String::from_utf8(s).unwrap());
+    }
+    out
+}
+
+fn compare(name: &str, lark: &str, ours: &earley::Grammar, inputs: &[String]) {
+    let factory = peer_factory();
+    let grammar = llguidance::api::TopLevelGrammar::from_lark(lark.to_string());
+    let peer = factory
+        .create_parser(grammar)
+        .unwrap_or_else(|e| panic!("{name}: llguidance rejects:\n{lark}\n{e}"));
+    let mut seen = 0;
+    for input in inputs {
+        let bytes = input.as_bytes();
+        assert_eq!(our_prefix(ours, bytes), peer_prefix(&peer, bytes), "{name}: {input:?}");
+        seen += 1;
+    }
+    assert_eq!(seen, inputs.len());
+}
+
+fn lark_case(lark: &str, inputs: &[&str]) {
+    let ours = grammar::lark::compile(lark, &Config::default())
+        .unwrap_or_else(|e| panic!("ours rejects:\n{lark}\n{e}"));
+    let mut all: Vec<String> = inputs.iter().map(|s| s.to_string()).collect();
+    all.extend(random_inputs(lark, 7, 100));
+    all.extend(guided_inputs(&ours, lark, 7, 100));
+    compare(lark, lark, &ours, &all);
+}
+
+#[test]
+fn lark_features_match_llguidance() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "start: greeting NAME\ngreeting: \"hi \" | \"hello \"\nNAME: /[a-z]+/",
+            &["hi bob", "hey"],
+        ),
+        ("start: \"a\"* \"b\"+ \"c\"? \"d\"{2} \"e\"{1,2}", &["bbdde", "aabcddee"]),
+        ("start: A~2..3 [\"x\"]\nA: \"a\"", &["aa", "aaax"]),
+        ("start: \"ab\"i /c.d/s \"e\"..\"g\"+", &["aBc\ndef", "ABcxdgg"]),
+        ("start: NUM\nNUM: SIGN? DIGIT+ (\".\" DIGIT+)?\nSIGN: \"-\"\nDIGIT: /[0-9]/", &["-1.5"]),
+        ("start: X\nX: /[a-z]+/ & ~\"ab\"", &["ab", "abc"]),
+        ("start: /a+/ \"a\" | /b*/ \"c\"", &["aa", "bbc", "c"]),
+        ("start: x\nx: \"a\" \"b\"\n%ignore \" \"", &["a b", "a  b", "ab", " ab", "ab "]),
+        ("start: INT (\",\" INT)*\n%import common.INT", &["1,22,3"]),
+        ("start: NUMBER\n%import common.NUMBER", &["1.", ".5", "1e5", "1.e5"]),
+        ("start: ESCAPED_STRING\n%import common.ESCAPED_STRING", &["\"a\\\"b\"", "\"a\nb\""]),
+        ("start: C_COMMENT\n%import common.C_COMMENT", &["/* * */", "/**/ */"]),
+        (
+            "start: CNAME WS_INLINE SIGNED_NUMBER\n%import common (CNAME, WS_INLINE, SIGNED_NUMBER)",
+            &["x1 -2.5e3"],
+        ),
+        ("start: x \"!\"\nx[lazy]: /[a-z]+/", &["a!", "ab!"]),
+        ("start: x\nx[suffix=\"</a>\"]: /.*/", &["b</a>", "b</a>c"]),
+        ("start: %regex {\"substring_words\": \"foo bar. baz\"}", &["bar. ", "o"]),
+        ("start: a\na: a \"x\" | \"y\"", &["yxx"]),
+    ];
+    for (lark, inputs) in cases {
+        lark_case(lark, inputs);
+    }
+}
+
+#[test]
+fn shared_lark_grammars_match_llguidance() {
+    let Some(dir) = compare::shared::data_dir_or_skip("front-end differential (Lark)") else {
+        return;
+    };
+    let dir = dir.join("grammars/lark");
+    for rel in [
+        "llguidance/rfc.lark",
+        "llguidance/lark.lark",
+        "lark-parser/json.lark",
+        "syncode/json_grammar.lark",
+        "syncode/calc_grammar.lark",
+        "syncode/c_grammar.lark",
+        "syncode/java_grammar.lark",
+    ] {
+        let src = std::fs::read_to_string(dir.join(rel)).unwrap();
+        let ours = grammar::lark::compile(&src, &Config::default()).unwrap();
+        let mut inputs = random_inputs(&src, 11, 50);
+        inputs.extend(guided_inputs(&ours, &src, 11, 50));
+        if rel.starts_with("llguidance/rfc") {
+            inputs.push(std::fs::read_to_string(dir.join("llguidance/rfc.xml")).unwrap());
+        }
+        inputs.push(std::fs::read_to_string(dir.join("llguidance/blog.sample.json")).unwrap());
+        compare(rel, &src, &ours, &inputs);
+    }
+}
+
+#[test]
+fn gbnf_grammars_match_llguidance_through_to_lark() {
+    let mut cases: Vec<(String, String)> = [
+        "root ::= [a-c0-9_]+ \"!\"",
+        "root ::= [^a-c] . \"x\"?",
+        "root ::= item+\nitem ::= \"- \" [a-z]+ \"\\n\"",
+        "root ::= expr\nexpr ::= num (\"+\" num)*\nnum ::= [0-9]+ ws\nws ::= [ ]*",
+        "root ::= \"(\" root \")\" | \"x\"",
+    ]
+    .iter()
+    .map(|s| (s.to_string(), s.to_string()))
+    .collect();
+    if let Some(dir) = compare::shared::data_dir_or_skip("front-end differential (GBNF)") {
+        for entry in std::fs::read_dir(dir.join("grammars/gbnf")).unwrap() {
+            let p = entry.unwrap().path();
+            if p.extension().is_some_and(|e| e == "gbnf") {
+                cases.push((p.display().to_string(), std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+    for (name, src) in cases {
+        let ours = grammar::gbnf::compile(&src, &Config::default()).unwrap();
+        let lark = grammar::gbnf::to_lark(&src, &Config::default()).unwrap();
+        let mut inputs = random_inputs(&src, 3, 100);
+        inputs.extend(guided_inputs(&ours, &src, 3, 100));
+        compare(&name, &lark, &ours, &inputs);
+    }
+}

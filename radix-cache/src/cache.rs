@@ -3,9 +3,6 @@
 //! See `DESIGN.md` for the invariants; the ones the code relies on are also
 //! written on the fields of [`Node`](crate::node::Node) and below.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use rustc_hash::FxHashMap;
 
 use crate::events::{CacheEvent, EventConfig, block_hash};
@@ -136,8 +133,12 @@ struct LockSlot {
     active: bool,
 }
 
-/// A min-heap entry: the policy's key, then the node and the entry version.
-type HeapEntry = Reverse<(u64, u64, u32, u32)>;
+/// An entry of the leaf heap: the policy's key and the node.
+#[derive(Debug, Clone, Copy)]
+struct HeapEntry {
+    key: (u64, u64),
+    node: NodeId,
+}
 
 /// A radix tree over token ids whose nodes carry one value `V` per token (a
 /// KV-cache slot, a page index, ...). See the crate documentation.
@@ -160,10 +161,9 @@ pub struct RadixCache<V> {
     /// (stamp, children before parents) order, so its head is a leaf.
     head: Option<NodeId>,
     tail: Option<NodeId>,
-    /// LFU, FIFO, priority: entries for the evictable leaves, plus stale
-    /// entries (counted in `heap_stale`) dropped lazily or by compaction.
-    heap: BinaryHeap<HeapEntry>,
-    heap_stale: usize,
+    /// LFU, FIFO, priority: an indexed binary min-heap holding exactly the
+    /// evictable leaves; each node knows its position (`heap_pos`).
+    heap: Vec<HeapEntry>,
     locks: Vec<LockSlot>,
     lock_free: Vec<u32>,
     held_locks: usize,
@@ -220,8 +220,7 @@ impl<V: Clone> RadixCache<V> {
             protected: 0,
             head: None,
             tail: None,
-            heap: BinaryHeap::new(),
-            heap_stale: 0,
+            heap: Vec::new(),
             locks: Vec::new(),
             lock_free: Vec::new(),
             held_locks: 0,
@@ -449,7 +448,6 @@ impl<V: Clone> RadixCache<V> {
             Some(id) => {
                 let slot = &mut self.nodes[id.index()];
                 node.generation = slot.generation;
-                node.heap_version = slot.heap_version;
                 *slot = node;
                 id
             }
@@ -792,7 +790,8 @@ impl<V: Clone> RadixCache<V> {
 
     /// Like [`evict`](Self::evict), appending the freed values to `out`.
     /// O(1) per evicted leaf for LRU, O(log L) for the heap policies (L =
-    /// evictable leaves), plus O(freed tokens) to hand back values.
+    /// evictable leaves), plus O(freed tokens) to hand back values; never a
+    /// pass over the tree.
     pub fn evict_into(&mut self, n_tokens: usize, out: &mut Vec<V>) -> Evicted {
         let mut done = Evicted::default();
         while done.tokens < n_tokens {
@@ -833,24 +832,12 @@ impl<V: Clone> RadixCache<V> {
         if !removed.is_empty() {
             self.pending.push(CacheEvent::BlockRemoved { block_hashes: removed });
         }
-        if self.policy != EvictionPolicy::Lru {
-            self.heap_push(id);
-        }
     }
 
     fn next_victim(&mut self) -> Option<NodeId> {
         match self.policy {
             EvictionPolicy::Lru => self.head,
-            _ => loop {
-                let Reverse((_, _, index, version)) = self.heap.pop()?;
-                let id = NodeId::from_index(index as usize);
-                let n = self.node(id);
-                if n.in_heap && n.heap_version == version {
-                    self.node_mut(id).in_heap = false;
-                    return Some(id);
-                }
-                self.heap_stale -= 1;
-            },
+            _ => self.heap.first().map(|e| e.node),
         }
     }
 
@@ -934,93 +921,9 @@ impl<V: Clone> RadixCache<V> {
     pub fn drain_events(&mut self) -> std::vec::Drain<'_, CacheEvent> {
         self.pending.drain(..)
     }
-
-    // ------------------------------------------------------------ LRU list
-
-    fn list_unlink(&mut self, id: NodeId) {
-        let n = self.node_mut(id);
-        if !n.in_list {
-            return;
-        }
-        n.in_list = false;
-        let (prev, next) = (n.prev.take(), n.next.take());
-        match prev {
-            Some(p) => self.node_mut(p).next = next,
-            None => self.head = next,
-        }
-        match next {
-            Some(nx) => self.node_mut(nx).prev = prev,
-            None => self.tail = prev,
-        }
-    }
-
-    fn list_push_back(&mut self, id: NodeId) {
-        let tail = self.tail;
-        let n = self.node_mut(id);
-        n.in_list = true;
-        n.prev = tail;
-        n.next = None;
-        match tail {
-            Some(t) => self.node_mut(t).next = Some(id),
-            None => self.head = Some(id),
-        }
-        self.tail = Some(id);
-    }
-
-    /// Inserts `id` right after `at` (which is in the list).
-    fn list_insert_after(&mut self, at: NodeId, id: NodeId) {
-        let next = self.node(at).next;
-        let n = self.node_mut(id);
-        n.in_list = true;
-        n.prev = Some(at);
-        n.next = next;
-        self.node_mut(at).next = Some(id);
-        match next {
-            Some(nx) => self.node_mut(nx).prev = Some(id),
-            None => self.tail = Some(id),
-        }
-    }
-
-    // ----------------------------------------------------------- leaf heap
-
-    fn heap_invalidate(&mut self, id: NodeId) {
-        let n = self.node_mut(id);
-        if n.in_heap {
-            n.in_heap = false;
-            self.heap_stale += 1;
-        }
-    }
-
-    fn heap_push(&mut self, id: NodeId) {
-        self.heap_invalidate(id);
-        let policy = self.policy;
-        let n = self.node_mut(id);
-        n.heap_version = n.heap_version.wrapping_add(1);
-        n.in_heap = true;
-        let key = match policy {
-            EvictionPolicy::Lfu => (n.hits, n.stamp),
-            EvictionPolicy::Fifo => (n.created, n.stamp),
-            _ => ((i64::from(n.priority) - i64::from(i32::MIN)) as u64, n.stamp),
-        };
-        let entry = Reverse((key.0, key.1, id.index() as u32, n.heap_version));
-        self.heap.push(entry);
-        // Drop stale entries once they outnumber the live ones: amortized
-        // O(1) per invalidation, and the heap stays within twice the leaves.
-        if self.heap_stale > 1024 && self.heap_stale > self.heap.len() / 2 {
-            let nodes = &self.nodes;
-            let live: Vec<HeapEntry> = std::mem::take(&mut self.heap)
-                .into_vec()
-                .into_iter()
-                .filter(|Reverse((_, _, i, v))| {
-                    let n = &nodes[*i as usize];
-                    n.in_heap && n.heap_version == *v
-                })
-                .collect();
-            self.heap = BinaryHeap::from(live);
-            self.heap_stale = 0;
-        }
-    }
 }
 
+#[path = "order.rs"]
+mod order;
 #[path = "validate.rs"]
 mod validate;

@@ -24,6 +24,9 @@
 //! assert_eq!(cache.evict(5), vec![103, 104]); // only the unlocked tail goes
 //! cache.unlock(lock).unwrap();
 //! assert_eq!(cache.evictable_tokens(), 3);
+//! // Eviction frees what is asked, from the end of the last victim.
+//! assert_eq!(cache.evict(1), vec![102]);
+//! assert_eq!(cache.match_prefix(&[1, 2, 3]).len, 2);
 //! ```
 //!
 //! # Algorithm
@@ -38,7 +41,7 @@
 //! (d <= n / page size), L = evictable leaves:
 //! `match_prefix` O(m + d) (plus copying m values); `insert` O(n + d);
 //! `lock` / `unlock` / `touch` O(d); `evict` O(1) per evicted leaf for LRU,
-//! O(log L) amortized for LFU, FIFO and priority, plus O(freed tokens);
+//! O(log L) for LFU, FIFO and priority (an indexed heap), plus O(freed tokens);
 //! the accounting getters O(1); `reset` O(nodes).
 //!
 //! # Memory

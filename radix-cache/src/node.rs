@@ -68,10 +68,9 @@ pub(crate) struct Node<V> {
     /// Whether the node is in the LRU list (exactly: live, non-root, unlocked,
     /// under the LRU policy).
     pub(crate) in_list: bool,
-    /// Whether the node has a valid entry in the leaf heap, and the version
-    /// that entry carries (monotonic over the slot's whole life).
-    pub(crate) in_heap: bool,
-    pub(crate) heap_version: u32,
+    /// The node's position in the leaf heap, when it is there (exactly:
+    /// live, unlocked leaf, under a heap policy).
+    pub(crate) heap_pos: Option<u32>,
     /// Hashes of the event blocks whose last token lies on this edge.
     pub(crate) blocks: Vec<u64>,
 }
@@ -96,8 +95,7 @@ impl<V> Node<V> {
             prev: None,
             next: None,
             in_list: false,
-            in_heap: false,
-            heap_version: 0,
+            heap_pos: None,
             blocks: Vec::new(),
         }
     }

@@ -83,7 +83,7 @@ impl<V: Clone> RadixCache<V> {
             total += n.key.len();
             if n.lock_ref > 0 {
                 protected += n.key.len();
-                if n.in_list || n.in_heap {
+                if n.in_list || n.heap_pos.is_some() {
                     return Err(format!("locked node {id:?} is evictable"));
                 }
             } else {
@@ -93,7 +93,7 @@ impl<V: Clone> RadixCache<V> {
                         return Err(format!("unlocked node {id:?} not in the LRU list"));
                     }
                     EvictionPolicy::Lru => {}
-                    _ if n.is_leaf() != n.in_heap => {
+                    _ if n.is_leaf() != n.heap_pos.is_some() => {
                         return Err(format!("leaf {id:?}: heap membership wrong"));
                     }
                     _ => {}
@@ -108,6 +108,14 @@ impl<V: Clone> RadixCache<V> {
                 "total {} / protected {} but recomputed {total} / {protected}",
                 self.total, self.protected
             ));
+        }
+        for (i, e) in self.heap.iter().enumerate() {
+            if self.node(e.node).heap_pos != Some(i as u32) || e.key != self.heap_key(e.node) {
+                return Err(format!("heap entry {i} is stale"));
+            }
+            if i > 0 && self.heap[(i - 1) / 2].key > e.key {
+                return Err(format!("heap order broken at {i}"));
+            }
         }
         if self.policy == EvictionPolicy::Lru {
             // Every node is listed after all of its children.

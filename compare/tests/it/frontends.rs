@@ -141,6 +141,16 @@ fn lark_features_match_llguidance() {
         ("start: x\nx[suffix=\"</a>\"]: /.*/", &["b</a>", "b</a>c"]),
         ("start: %regex {\"substring_words\": \"foo bar. baz\"}", &["bar. ", "o"]),
         ("start: a\na: a \"x\" | \"y\"", &["yxx"]),
+        (
+            "start: \"x\" %json {\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}, \
+             \"b\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}}, \"required\": [\"a\"]} \"y\"",
+            &["x{\"a\":1}y", "x{ \"a\" : -2 , \"b\": [\"q\"] }y", "x{\"b\":[]}y"],
+        ),
+        (
+            "start: TEXT | fun_call\nTEXT: /[^{](.|\\n)*/\nfun_call: %json {\"type\": \"object\", \
+             \"properties\": {\"name\": {\"const\": \"get_weather\"}}, \"required\": [\"name\"]}",
+            &["no call", "{\"name\":\"get_weather\"}", "{\"name\":\"x\"}"],
+        ),
     ];
     for (lark, inputs) in cases {
         lark_case(lark, inputs);

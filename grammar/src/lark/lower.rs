@@ -112,6 +112,7 @@ pub(crate) fn lower(
         rx: derivre::RegexBuilder::new(),
         valid_regexes: HashSet::new(),
         lexeme_spans: HashMap::new(),
+        has_ignore: grammar.items.iter().any(|i| matches!(i, Item::Ignore(..))),
     };
     l.collect(grammar)?;
     let start_sym = match l.defs.get(start) {
@@ -174,6 +175,8 @@ pub(super) struct Lowering<'a> {
     pub(super) rx: derivre::RegexBuilder,
     pub(super) valid_regexes: HashSet<String>,
     pub(super) lexeme_spans: HashMap<LexemeId, Span>,
+    /// The grammar has `%ignore` items.
+    pub(super) has_ignore: bool,
 }
 
 impl<'a> Lowering<'a> {
@@ -509,11 +512,7 @@ impl<'a> Lowering<'a> {
                 "a negated named token (`!<name>`) is not supported; use `!<[id]>`",
                 e.span,
             )),
-            ExprKind::Json(_) => Err(self.err(
-                ErrorKind::Unsupported,
-                "inline JSON Schemas (`%json`) are not supported yet",
-                e.span,
-            )),
+            ExprKind::Json(schema) => self.json_symbol(schema, e.span),
             ExprKind::RegexSpec(_) => {
                 let rx = self.expr_regex(e, Ns::User)?;
                 let name = e.span.text(self.src).to_string();
@@ -530,6 +529,56 @@ impl<'a> Lowering<'a> {
                 e.span,
             )),
         }
+    }
+
+    /// `%json {...}`: the schema compiled by the `jsonschema` crate (with
+    /// llguidance's defaults: flexible whitespace between JSON tokens, never
+    /// before the first or after the last), its lexemes and rules added to
+    /// this grammar; the symbol of its start rule.
+    fn json_symbol(&mut self, schema: &serde_json::Value, span: Span) -> Result<SymbolId, Error> {
+        if self.has_ignore {
+            // llguidance keeps a JSON Schema's lexemes in their own class,
+            // where the grammar's `%ignore` does not apply; one engine-wide
+            // ignore would let it in between JSON tokens.
+            return Err(self.err(
+                ErrorKind::Unsupported,
+                "`%json` in a grammar with `%ignore` is not supported",
+                span,
+            ));
+        }
+        let compiled = jsonschema::compile(schema, &jsonschema::Options::llguidance_compat())
+            .map_err(|e| {
+                let kind = match e.kind() {
+                    jsonschema::ErrorKind::LimitExceeded => ErrorKind::Limit,
+                    jsonschema::ErrorKind::UnsupportedKeyword
+                    | jsonschema::ErrorKind::UnsupportedPattern
+                    | jsonschema::ErrorKind::UnknownFormat
+                    | jsonschema::ErrorKind::Inexpressible => ErrorKind::Unsupported,
+                    _ => ErrorKind::Invalid,
+                };
+                self.err(kind, format!("failed to compile JSON schema: {e}"), span)
+            })?;
+        let g = &compiled.grammar;
+        let lexemes: Vec<SymbolId> = g
+            .lexemes
+            .iter()
+            .map(|l| self.add_lexeme(LexemeSpec::new(l.name.clone(), l.regex.clone()), span))
+            .collect();
+        let nts: Vec<SymbolId> =
+            g.nonterminals.iter().map(|n| self.b.add_nonterminal(&n.name)).collect();
+        for (i, n) in g.nonterminals.iter().enumerate() {
+            for alt in &n.alternatives {
+                let rhs: Vec<SymbolId> = alt
+                    .iter()
+                    .map(|s| match s {
+                        jsonschema::Symbol::Lexeme(l) => lexemes[l.0 as usize],
+                        jsonschema::Symbol::Nonterminal(n) => nts[n.0 as usize],
+                    })
+                    .collect();
+                self.b.add_rule(nts[i], &rhs);
+            }
+        }
+        Ok(nts[g.start.0 as usize])
     }
 
     /// The lexeme of a regex written in a rule, shared by equal texts.

@@ -30,6 +30,9 @@
 //!   and `{"substring_chunks": [...]}`: any contiguous run of the chunks
 //!   (words are maximal runs of letters, digits and `_`, of white space, or
 //!   of other characters), as one lexeme or inside a terminal.
+//! - `%json {...}`: an inline JSON Schema, compiled by the `jsonschema`
+//!   crate with llguidance's defaults, as a nonterminal (not in grammars
+//!   with `%ignore`, whose text llguidance keeps out of JSON values).
 //! - `%llguidance {...}` with `no_forcing`, and the other llguidance 1.9
 //!   options (`allow_initial_skip`, `allow_invalid_utf8`, `ignore_once`)
 //!   when `false`.
@@ -38,7 +41,7 @@
 //! Templates, priorities (unless [`Config::ignore_priorities`]), `%declare`,
 //! `%override`, `%extend`, imports of modules other than `common`,
 //! look-arounds and other regex features `derivre` cannot express,
-//! `%json` (until the JSON Schema compiler is wired in), `@grammar`
+//! `%json` together with `%ignore`, `@grammar`
 //! references, parametric rules (`name::...`), `stop=`, `max_tokens=`, and
 //! the `%llguidance` options above set to `true` or unknown.
 //!

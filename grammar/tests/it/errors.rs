@@ -92,7 +92,8 @@ const LARK: &[Case] = &[
     ("start: A\nA: \"a\" <|x|>", Invalid, 2, 8, "cannot be used in terminals"),
     ("start: A\nA: %json {}", Invalid, 2, 4, "cannot be used in terminals"),
     ("start: \"a\"\n%ignore <[1]>", Invalid, 2, 9, "cannot be used in terminals"),
-    ("start: %json {\"type\": \"string\"}", Unsupported, 1, 8, "not supported yet"),
+    ("start: %json []", Invalid, 1, 8, "failed to compile JSON schema"),
+    ("start: %json {\"type\": \"integer\"}\n%ignore \" \"", Unsupported, 1, 8, "`%ignore`"),
     ("start: %regex {\"substring_words\": true}", Invalid, 1, 8, "failed to parse %regex"),
     ("start: %regex {\"foobar\": true}", Invalid, 1, 8, "unknown field"),
     (

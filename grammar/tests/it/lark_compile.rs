@@ -191,3 +191,21 @@ fn structured_substring_regexes() {
         &["xay"],
     );
 }
+
+#[test]
+fn inline_json_schemas() {
+    let schema =
+        r#"{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}"#;
+    check(
+        &format!("start: \"x\" %json {schema} \"y\""),
+        &["x{\"a\":1}y", "x{\"a\": -12}y", "x{ \"a\" : 3 }y"],
+        &["x{}y", "x{\"a\":\"b\"}y", "x {\"a\":1}y"],
+    );
+    // The documented tool-calling pattern: free text, or a JSON call.
+    check(
+        "start: TEXT | fun_call\nTEXT: /[^{](.|\\n)*/\nfun_call: %json {\"type\": \"object\", \
+         \"properties\": {\"name\": {\"const\": \"get_weather\"}}, \"required\": [\"name\"]}",
+        &["no call", "{\"name\":\"get_weather\"}"],
+        &["{\"name\":\"other\"}"],
+    );
+}

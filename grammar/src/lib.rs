@@ -2,12 +2,12 @@
 //!
 //! | front-end | text | entry points |
 //! | --- | --- | --- |
-//! | regex | an anchored regular expression (`derivre` syntax) | `regex::compile` |
+//! | regex | an anchored regular expression (`derivre` syntax) | [`regex::compile`] |
 //! | Lark-like | llguidance's Lark dialect (`.lark`) | [`lark::compile`], [`lark::parse`] |
 //! | GBNF | llama.cpp's grammars (`.gbnf`) | [`gbnf::compile`], [`gbnf::parse`], [`gbnf::to_lark`] |
 //!
-//! JSON Schema (draft 2020-12 semantics) compiled to lexemes and rules will
-//! join them.
+//! JSON Schemas are compiled by the `jsonschema` crate; Lark grammars embed
+//! them with `%json { ... }`.
 //!
 //! # Example
 //! ```

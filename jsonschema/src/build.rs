@@ -53,6 +53,25 @@ const CORE: &[&str] = &[
     "propertyNames",
 ];
 
+/// Whether a keyword exists in the draft (keywords of later drafts are
+/// unknown, hence ignored, in schemas that declare an earlier one).
+pub(crate) fn in_draft(k: &str, draft: u32) -> bool {
+    let since = match k {
+        "const" | "contains" | "propertyNames" => 6,
+        "if" => 7,
+        "dependentRequired"
+        | "dependentSchemas"
+        | "unevaluatedItems"
+        | "unevaluatedProperties"
+        | "minContains"
+        | "maxContains"
+        | "$recursiveRef" => 2019,
+        "prefixItems" | "$dynamicRef" => 2020,
+        _ => 0,
+    };
+    draft >= since
+}
+
 /// Keywords whose presence next to `$ref` requires an intersection.
 fn is_assertion(k: &str) -> bool {
     CORE.contains(&k)
@@ -243,8 +262,17 @@ impl<'a> Compiler<'a> {
             }
         }
         let mut acc = Schema::Any;
-        let mut core_done = false;
-        for (k, val) in m {
+        // The typed core joins at its first keyword other than `type`, so
+        // that `properties` orders the object where it appears.
+        let draft = self.index.draft;
+        let core_at = m
+            .keys()
+            .position(|k| CORE.contains(&k.as_str()) && k != "type" && in_draft(k, draft))
+            .or_else(|| m.keys().position(|k| k == "type"));
+        for (pos, (k, val)) in m.iter().enumerate() {
+            if !in_draft(k, draft) {
+                continue;
+            }
             let kptr = ptr_join(ptr, k);
             let part = match k.as_str() {
                 "$ref" => Schema::Ref(self.ref_target(m, ptr)?.unwrap_or(0)),
@@ -283,10 +311,9 @@ impl<'a> Compiler<'a> {
                     self.dependencies(k, val, ptr, depth)?
                 }
                 k if CORE.contains(&k) => {
-                    if core_done {
+                    if core_at != Some(pos) {
                         continue;
                     }
-                    core_done = true;
                     self.core(m, ptr, depth)?
                 }
                 k if UNSUPPORTED.contains(&k) => {
@@ -674,7 +701,7 @@ impl<'a> Compiler<'a> {
             ..ArraySchema::default()
         };
         let mut prefix_src = None;
-        if let Some(p) = m.get("prefixItems") {
+        if let Some(p) = m.get("prefixItems").filter(|_| self.index.draft >= 2020) {
             prefix_src = Some(("prefixItems", p));
         }
         match m.get("items") {
@@ -761,7 +788,7 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
-        if let Some(pn) = m.get("propertyNames") {
+        if let Some(pn) = m.get("propertyNames").filter(|_| self.index.draft >= 6) {
             let s = self.compile_value(pn, &ptr_join(ptr, "propertyNames"), depth + 1)?;
             if let Some(key_rx) = self.key_regex(&s, ptr, depth)? {
                 for i in 0..o.properties.len() {

@@ -46,7 +46,7 @@ impl Compiler<'_> {
         let legacy_ref = self.index.legacy && m.contains_key("$ref");
         let mut branches = Vec::new();
         for (k, val) in m {
-            if legacy_ref && k != "$ref" {
+            if (legacy_ref && k != "$ref") || !crate::build::in_draft(k, self.index.draft) {
                 continue;
             }
             let kptr = format!("{ptr}/{}", escape_token(k));

@@ -141,6 +141,8 @@ pub(crate) struct Index {
     bases: HashMap<String, String>,
     /// Whether the document uses draft-07 (or earlier) semantics.
     pub(crate) legacy: bool,
+    /// The draft named by `$schema`: 4, 6, 7, 2019 or 2020 (the default).
+    pub(crate) draft: u32,
 }
 
 /// Keywords whose values are maps of schemas.
@@ -174,10 +176,20 @@ const SCHEMA_VALUES: &[&str] = &[
 
 impl Index {
     pub(crate) fn build(doc: &Value) -> Index {
-        let mut idx = Index::default();
+        let mut idx = Index { draft: 2020, ..Index::default() };
         if let Some(s) = doc.get("$schema").and_then(Value::as_str) {
-            idx.legacy =
-                ["draft-03", "draft-04", "draft-06", "draft-07"].iter().any(|d| s.contains(d));
+            idx.draft = if s.contains("draft-03") || s.contains("draft-04") {
+                4
+            } else if s.contains("draft-06") {
+                6
+            } else if s.contains("draft-07") {
+                7
+            } else if s.contains("2019-09") {
+                2019
+            } else {
+                2020
+            };
+            idx.legacy = idx.draft <= 7;
         }
         idx.walk(doc, String::new(), DEFAULT_BASE.to_string(), 0);
         idx
@@ -192,7 +204,7 @@ impl Index {
                 let mut base = base;
                 let id = m
                     .get("$id")
-                    .or_else(|| if self.legacy { m.get("id") } else { None })
+                    .or_else(|| if self.draft <= 4 { m.get("id") } else { None })
                     .and_then(Value::as_str);
                 if let Some(id) = id {
                     let (nofrag, frag) = split_fragment(id);

@@ -900,11 +900,8 @@ impl<V: Clone> RadixCache<V> {
         let epoch = self.epoch.wrapping_add(1);
         let (leaves, tokens) = (self.evicted_leaves, self.evicted_tokens);
         let clock = self.clock;
-        *self = RadixCache::build(CacheConfig {
-            page_size: self.page,
-            policy: self.policy,
-            events,
-        });
+        *self =
+            RadixCache::build(CacheConfig { page_size: self.page, policy: self.policy, events });
         self.epoch = epoch;
         self.clock = clock;
         self.evicted_leaves = leaves;

@@ -68,12 +68,7 @@ impl Default for EventConfig {
 }
 
 /// The chained block hash described in the module docs.
-pub fn block_hash(
-    key: [u64; 2],
-    parent: Option<u64>,
-    namespace: Namespace,
-    tokens: &[u32],
-) -> u64 {
+pub fn block_hash(key: [u64; 2], parent: Option<u64>, namespace: Namespace, tokens: &[u32]) -> u64 {
     let mut h = SipHasher24::new(key[0], key[1]);
     match parent {
         Some(p) => {

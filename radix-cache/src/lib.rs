@@ -68,7 +68,7 @@ pub mod sched;
 pub mod sim;
 
 pub use cache::{
-    CacheConfig, EvictionPolicy, Evicted, Insertion, LockId, MatchHandle, PrefixMatch, RadixCache,
+    CacheConfig, Evicted, EvictionPolicy, Insertion, LockId, MatchHandle, PrefixMatch, RadixCache,
 };
 pub use error::Error;
 pub use events::{CacheEvent, EventConfig};

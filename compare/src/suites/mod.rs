@@ -2,6 +2,7 @@
 
 use anyhow::{Result, bail};
 
+mod radix;
 mod toktrie;
 
 /// A named suite and the function that runs it with its extra arguments.
@@ -22,7 +23,7 @@ pub(crate) const SUITES: &[Suite] = &[
     Suite { name: "mask", about: "grammar masks vs llguidance", run: pending },
     Suite { name: "maskbench", about: "MaskBench JSON Schemas vs llguidance", run: pending },
     Suite { name: "coalesce", about: "forced tokens vs llguidance", run: pending },
-    Suite { name: "radix", about: "radix prefix cache vs a hash-of-blocks cache", run: pending },
+    Suite { name: "radix", about: "radix prefix cache vs a hash-of-blocks cache", run: radix::run },
 ];
 
 /// The suites with a line each, for usage messages.

@@ -20,7 +20,9 @@ pub mod workload;
 
 use std::time::Instant;
 
-pub use trace::{TraceError, TraceLimits, TraceRequest, block_bound, mooncake_workload, parse_mooncake};
+pub use trace::{
+    TraceError, TraceLimits, TraceRequest, block_bound, mooncake_workload, parse_mooncake,
+};
 pub use workload::{
     Chat, FewShot, GroupSizes, Prompt, SharedPrefix, SimRequest, TreeOfThought, Workload,
 };
@@ -212,8 +214,7 @@ pub fn simulate(workload: &Workload, config: &SimConfig) -> Result<SimReport, Er
     let window = config.window.max(1);
     let batch = config.batch.max(1);
     let mut timers = Timers { on: config.timing, samples: Default::default() };
-    let mut slots =
-        Slots { next: 0, freed: 0, audit: config.audit.then(Vec::new) };
+    let mut slots = Slots { next: 0, freed: 0, audit: config.audit.then(Vec::new) };
     let mut report = SimReport { requests: n, ..SimReport::default() };
     let mut done = vec![false; n];
     let mut waiting: Vec<(usize, Vec<u32>)> = Vec::new();
@@ -245,7 +246,8 @@ pub fn simulate(workload: &Workload, config: &SimConfig) -> Result<SimReport, Er
         for &w in &take {
             let (i, prompt) = &waiting[w];
             let r = &reqs[*i];
-            let upto = if config.leave_last_token { prompt.len().saturating_sub(1) } else { prompt.len() };
+            let upto =
+                if config.leave_last_token { prompt.len().saturating_sub(1) } else { prompt.len() };
             let m = timers.time(MATCH, || cache.match_prefix_in(r.namespace, &prompt[..upto]));
             report.hit_tokens += m.len as u64;
             let lock = timers.time(LOCK, || cache.lock(&m.handle))?;
@@ -282,7 +284,8 @@ pub fn simulate(workload: &Workload, config: &SimConfig) -> Result<SimReport, Er
             }
             slots.alloc(fresh, &mut values);
             values.truncate(full.len());
-            let ins = timers.time(INSERT, || cache.insert_with(r.namespace, &full, &values, r.priority))?;
+            let ins = timers
+                .time(INSERT, || cache.insert_with(r.namespace, &full, &values, r.priority))?;
             // The cache did not take our duplicates nor a partial page.
             let start = ins.prefix_len.max(matched);
             slots.free(&values[matched..start])?;

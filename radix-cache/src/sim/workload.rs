@@ -333,7 +333,10 @@ pub fn few_shot(p: &FewShot) -> Workload {
         }
     }
     rng.shuffle(&mut requests);
-    Workload { name: format!("few-shot {}x{}x{}", p.families, p.tasks_per_family, p.questions), requests }
+    Workload {
+        name: format!("few-shot {}x{}x{}", p.families, p.tasks_per_family, p.questions),
+        requests,
+    }
 }
 
 /// Tree of thought: for each problem a complete `branching`-ary tree of
@@ -427,7 +430,12 @@ mod tests {
         assert_eq!(c.requests.len(), 6);
         let second = c.requests.iter().position(|r| r.after.is_some()).unwrap();
         assert!(second >= 3);
-        let t = tree_of_thought(&TreeOfThought { problems: 2, branching: 2, depth: 3, ..Default::default() });
+        let t = tree_of_thought(&TreeOfThought {
+            problems: 2,
+            branching: 2,
+            depth: 3,
+            ..Default::default()
+        });
         assert_eq!(t.requests.len(), 2 * (2 + 4 + 8));
         assert!(t.requests.iter().all(|r| r.after.is_none_or(|a| a < t.requests.len())));
     }

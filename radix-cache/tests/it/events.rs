@@ -16,10 +16,20 @@ fn chain(key: [u64; 2], ns: Namespace, tokens: &[u32], b: usize) -> Vec<u64> {
     out
 }
 
-fn apply(router: &mut HashSet<u64>, events: Vec<CacheEvent>, b: usize) -> Result<(), TestCaseError> {
+fn apply(
+    router: &mut HashSet<u64>,
+    events: Vec<CacheEvent>,
+    b: usize,
+) -> Result<(), TestCaseError> {
     for e in events {
         match e {
-            CacheEvent::BlockStored { block_hashes, parent_block_hash, token_ids, block_size, .. } => {
+            CacheEvent::BlockStored {
+                block_hashes,
+                parent_block_hash,
+                token_ids,
+                block_size,
+                ..
+            } => {
                 prop_assert_eq!(block_size, b);
                 prop_assert_eq!(token_ids.len(), block_hashes.len() * b);
                 if let Some(p) = parent_block_hash {

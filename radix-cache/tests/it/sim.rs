@@ -123,8 +123,17 @@ fn every_workload_runs_audited_under_every_policy() {
             ..SharedPrefix::default()
         }),
         sim::workload::chat(&Chat { conversations: 5, turns: 4, ..Chat::default() }),
-        sim::workload::few_shot(&FewShot { families: 2, tasks_per_family: 2, questions: 4, ..FewShot::default() }),
-        sim::workload::tree_of_thought(&TreeOfThought { problems: 2, depth: 3, ..TreeOfThought::default() }),
+        sim::workload::few_shot(&FewShot {
+            families: 2,
+            tasks_per_family: 2,
+            questions: 4,
+            ..FewShot::default()
+        }),
+        sim::workload::tree_of_thought(&TreeOfThought {
+            problems: 2,
+            depth: 3,
+            ..TreeOfThought::default()
+        }),
     ];
     for w in &workloads {
         for policy in [

@@ -2,4 +2,5 @@
 //!
 //! One test binary with a module per area keeps link time down.
 
+mod cache_sim;
 mod cli;

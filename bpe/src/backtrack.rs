@@ -15,8 +15,6 @@
 //! whether the pair at the boundary would have merged before either side was
 //! consumed: a handful of table lookups.
 
-use rustc_hash::FxHashMap;
-
 use crate::model::{Model, Rules, Symbols};
 use crate::vocab::{Kind, Tokens};
 
@@ -31,9 +29,6 @@ pub(crate) struct Backtracker {
     /// The priority (plus one) of the merge that creates each valid token; 0
     /// for single bytes. Invariant: a token's priority exceeds its parts'.
     created: Vec<u32>,
-    /// `(left << 32 | right) -> priority + 1` for every pair of valid tokens
-    /// whose merge yields a valid token.
-    pairs: FxHashMap<u64, u32>,
     /// The longest valid token that is a proper prefix of each token.
     next_prefix: Vec<u32>,
     trie: Trie,
@@ -148,91 +143,161 @@ impl Backtracker {
     pub(crate) fn build(model: &Model, tokens: &Tokens) -> Option<Backtracker> {
         let Symbols::Bytes(byte_ids) = &model.symbols else { return None };
         let n = tokens.len();
-        let mut split = vec![(NONE, NONE); n];
-        let mut created = vec![0u32; n];
+        let mut bt = Backtracker {
+            split: vec![(NONE, NONE); n],
+            created: vec![0u32; n],
+            next_prefix: Vec::new(),
+            trie: Trie::default(),
+        };
         for &id in byte_ids.iter() {
-            split[id as usize] = (id, id);
+            bt.split[id as usize] = (id, id);
         }
-        // Find each token's canonical split by running BPE on its bytes and
-        // recording the last two parts.
-        let mut valid: Vec<u32> = byte_ids.to_vec();
-        let mut parts: Vec<(usize, u32)> = Vec::new();
-        let mut rules: Vec<Option<(u32, u32)>> = Vec::new();
-        for id in 0..n as u32 {
-            if tokens.kind(id) != Kind::Normal
-                || tokens.token_len(id) < 2
-                || model.map.get(tokens, tokens.bytes(id)) != Some(id)
-            {
-                continue;
-            }
-            let bytes = tokens.bytes(id);
-            if let Some((l, r, prio)) =
-                last_merge(model, tokens, byte_ids, bytes, &mut parts, &mut rules)
-            {
-                let p = prio.checked_add(1)?;
-                split[id as usize] = (l, r);
-                created[id as usize] = p;
-                valid.push(id);
-            }
-        }
-        // The parts of every valid token must be valid and created by merges
-        // of lower priority; otherwise the merge-order argument behind
-        // `compatible` does not hold and the caller falls back.
-        for &t in &valid {
-            let (l, r) = split[t as usize];
-            if l != t
-                && (created[t as usize] <= created[l as usize]
-                    || created[t as usize] <= created[r as usize]
-                    || split[l as usize].0 == NONE
-                    || split[r as usize].0 == NONE)
-            {
-                return None;
-            }
-        }
-        let is_valid = |t: u32| split[t as usize].0 != NONE;
-        let mut pairs: FxHashMap<u64, u32> = FxHashMap::default();
+        let ordinary = |id: u32| {
+            tokens.kind(id) == Kind::Normal
+                && tokens.token_len(id) >= 2
+                && model.map.get(tokens, tokens.bytes(id)) == Some(id)
+        };
+        // Canonical splits in merge-priority order: a token's parts are
+        // known before it, and `reaches` (BPE of the parts' bytes gets to the
+        // two parts) needs only tables of lower priority.
         match &model.rules {
             Rules::Ranks => {
-                for &t in &valid {
-                    let b = tokens.bytes(t);
-                    for i in 1..b.len() {
+                for id in 0..n as u32 {
+                    if !ordinary(id) {
+                        continue;
+                    }
+                    let t = tokens.bytes(id);
+                    for i in 1..t.len() {
                         let (Some(l), Some(r)) =
-                            (model.map.get(tokens, &b[..i]), model.map.get(tokens, &b[i..]))
+                            (model.map.get(tokens, &t[..i]), model.map.get(tokens, &t[i..]))
                         else {
                             continue;
                         };
-                        if is_valid(l) && is_valid(r) {
-                            pairs.insert(key(l, r), t + 1);
+                        if bt.is_valid(l)
+                            && bt.is_valid(r)
+                            && bt.walk(model, tokens, t, i, l, r, true)
+                        {
+                            bt.split[id as usize] = (l, r);
+                            bt.created[id as usize] = id.checked_add(1)?;
+                            break;
                         }
                     }
                 }
             }
             Rules::Pairs(table) => {
-                for (&k, &(prio, result)) in table {
-                    let (l, r) = ((k >> 32) as u32, k as u32);
-                    if is_valid(l) && is_valid(r) && is_valid(result) {
-                        pairs.insert(k, prio.checked_add(1)?);
+                let mut merges: Vec<(u32, u32, u32, u32)> = table
+                    .iter()
+                    .map(|(&k, &(prio, res))| (prio, (k >> 32) as u32, k as u32, res))
+                    .collect();
+                merges.sort_unstable();
+                for (prio, l, r, res) in merges {
+                    if bt.is_valid(res) || !ordinary(res) || !bt.is_valid(l) || !bt.is_valid(r) {
+                        continue;
+                    }
+                    let t = tokens.bytes(res);
+                    if bt.walk(model, tokens, t, tokens.token_len(l), l, r, true) {
+                        bt.split[res as usize] = (l, r);
+                        bt.created[res as usize] = prio.checked_add(1)?;
                     }
                 }
             }
         }
+        // A token this pass missed could still be produced through parts of
+        // higher priority (a non-monotone vocabulary); BPE on its bytes
+        // settles it, and such a vocabulary falls back to the heap encoder.
+        let mut parts = Vec::new();
+        let mut rules = Vec::new();
+        for id in 0..n as u32 {
+            if ordinary(id)
+                && !bt.is_valid(id)
+                && last_merge(model, tokens, byte_ids, tokens.bytes(id), &mut parts, &mut rules)
+                    .is_some()
+            {
+                return None;
+            }
+        }
+        let valid: Vec<u32> = (0..n as u32).filter(|&t| bt.is_valid(t)).collect();
         let trie = Trie::build(tokens, &valid);
         let mut next_prefix = vec![NONE; n];
         for &t in &valid {
             let b = tokens.bytes(t);
             next_prefix[t as usize] = trie.longest(&b[..b.len() - 1]);
         }
-        Some(Backtracker { split, created, pairs, next_prefix, trie })
+        bt.next_prefix = next_prefix;
+        bt.trie = trie;
+        Some(bt)
     }
 
-    /// Whether BPE of `bytes(a) ++ bytes(b)` is `[a, b]` (both valid).
+    /// The priority (plus one) of the rule merging `x` and `y`, which sit
+    /// at `piece[boundary - len(x)..boundary + len(y)]`.
     #[inline]
-    pub(crate) fn compatible(&self, a: u32, b: u32) -> bool {
+    fn rule(
+        &self,
+        model: &Model,
+        tokens: &Tokens,
+        piece: &[u8],
+        boundary: usize,
+        x: u32,
+        y: u32,
+    ) -> Option<u32> {
+        match &model.rules {
+            Rules::Ranks => {
+                let bytes = &piece[boundary - tokens.token_len(x)..boundary + tokens.token_len(y)];
+                let t = model.map.get(tokens, bytes)?;
+                // Only valid tokens ever form (see DESIGN.md).
+                (self.split[t as usize].0 != NONE).then_some(t + 1)
+            }
+            Rules::Pairs(table) => {
+                let &(prio, res) = table.get(&key(x, y))?;
+                (self.split[res as usize].0 != NONE).then_some(prio + 1)
+            }
+        }
+    }
+
+    #[inline]
+    fn is_valid(&self, t: u32) -> bool {
+        self.split[t as usize].0 != NONE
+    }
+
+    /// Whether BPE of `bytes(a) ++ bytes(b)` is `[a, b]` (both valid), where
+    /// `a` ends and `b` starts at `boundary` in `piece`.
+    #[inline]
+    fn compatible(
+        &self,
+        model: &Model,
+        tokens: &Tokens,
+        piece: &[u8],
+        boundary: usize,
+        a: u32,
+        b: u32,
+    ) -> bool {
+        self.walk(model, tokens, piece, boundary, a, b, false)
+    }
+
+    /// Walks the boundary states of BPE on `bytes(a) ++ bytes(b)` backwards
+    /// in merge order; false as soon as a cross-boundary merge would fire.
+    /// With `skip_top` the final pair `(a, b)` itself may merge: the answer
+    /// is then whether BPE reaches the two parts `[a, b]`.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
+        &self,
+        model: &Model,
+        tokens: &Tokens,
+        piece: &[u8],
+        boundary: usize,
+        a: u32,
+        b: u32,
+        skip_top: bool,
+    ) -> bool {
         let (mut x, mut y) = (a, b);
         // The priorities at which x and y get consumed by their parents.
         let (mut end_x, mut end_y) = (u32::MAX, u32::MAX);
+        let mut first = skip_top;
         loop {
-            if let Some(&q) = self.pairs.get(&key(x, y)) {
+            if std::mem::take(&mut first) {
+                // The top pair is the merge under test.
+            } else if let Some(q) = self.rule(model, tokens, piece, boundary, x, y) {
                 if q < end_x && q <= end_y {
                     return false;
                 }
@@ -254,7 +319,7 @@ impl Backtracker {
     }
 
     /// Encodes `piece` (no whole-piece shortcut), appending to `out`.
-    pub(crate) fn encode(&self, _model: &Model, tokens: &Tokens, piece: &[u8], out: &mut Vec<u32>) {
+    pub(crate) fn encode(&self, model: &Model, tokens: &Tokens, piece: &[u8], out: &mut Vec<u32>) {
         let base = out.len();
         let n = piece.len();
         // dead[p]: no valid encoding of piece[p..] follows the tokens chosen
@@ -267,7 +332,10 @@ impl Backtracker {
             let t = next;
             let end = pos + tokens.token_len(t);
             let alive = dead[end / 64] & (1 << (end % 64)) == 0;
-            if alive && (out.len() == base || self.compatible(out[out.len() - 1], t)) {
+            if alive
+                && (out.len() == base
+                    || self.compatible(model, tokens, piece, pos, out[out.len() - 1], t))
+            {
                 out.push(t);
                 pos = end;
                 next = if pos < n { self.trie.longest(&piece[pos..]) } else { NONE };
@@ -291,7 +359,6 @@ impl Backtracker {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.split.capacity() * 8
             + self.created.capacity() * 4
-            + self.pairs.capacity() * 16
             + self.next_prefix.capacity() * 4
             + self.trie.first.capacity() * 4
             + self.trie.child_label.capacity()

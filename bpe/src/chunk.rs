@@ -70,7 +70,7 @@ impl Tokenizer {
 
     /// Whether prefixes can be re-tokenized from a piece boundary (no
     /// normalizer that depends on the segment start, a real split pattern).
-    fn restartable(&self) -> bool {
+    pub(crate) fn restartable(&self) -> bool {
         self.normalizer_is_identity() && self.pattern != crate::Pattern::Whole
     }
 
@@ -182,7 +182,7 @@ impl Tokenizer {
 
 /// The byte position four characters past the first non-whitespace
 /// character at or after `b` (the text end if there is none).
-fn safe_from(text: &str, b: usize) -> usize {
+pub(crate) fn safe_from(text: &str, b: usize) -> usize {
     let rest = &text[b..];
     let Some(first) = rest.char_indices().find(|&(_, c)| !c.is_whitespace()).map(|(i, _)| i) else {
         return text.len() + 1;

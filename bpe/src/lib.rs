@@ -38,16 +38,29 @@
 //! (linear; see `DESIGN.md`) when the vocabulary admits it, else a
 //! priority-queue BPE.
 //!
+//! # Budgets and incremental encoding
+//! [`Tokenizer::count_till_limit`] (exact, stops early),
+//! [`Tokenizer::split_at_tokens`] (the longest char-boundary prefix with at
+//! most `n` tokens, exact), [`Tokenizer::chunks`] (consecutive chunks of at
+//! most `n` tokens, optionally cut after newlines or whitespace), and
+//! [`AppendingEncoder`] (the exact tokens of a growing text, re-encoding only
+//! the tail after the last safe piece boundary). Interval counting and a
+//! prependable encoder are not implemented yet.
+//!
 //! # Complexity
 //! `n` = input bytes, `L` = longest token (bytes). Encoding and counting are
-//! `O(n * L)` in the worst case with the backtracking encoder (tiktoken's and
-//! byte-level vocabularies), `O(n log n)` with the priority-queue fallback
-//! (SentencePiece-style vocabularies). Loading is linear in the file size.
+//! `O(n * L)` in the worst case with the backtracking encoder (tiktoken's,
+//! GPT-2's and Qwen's vocabularies), `O(n log n)` with the priority-queue
+//! fallback (SentencePiece-style vocabularies, and Llama-3, whose merge
+//! priorities are not monotone; [`Tokenizer::has_linear_encoder`] tells).
+//! Loading is linear in the file size. `split_at_tokens` and the appending
+//! encoder re-encode the last pieces; inside one huge piece (a megabyte of
+//! spaces) that costs the piece's length per candidate or per append.
 //!
 //! # Memory
 //! Token bytes in one buffer plus a 4-byte-per-slot hash table (about 6 MB
-//! for o200k); the backtracking tables (trie, splits, pair table) are built
-//! on the first long piece (about 30 MB for o200k).
+//! for o200k); the backtracking tables (trie, canonical splits, next-prefix
+//! table) are built on the first piece longer than 48 bytes.
 //!
 //! # Panics
 //! None on any input. [`Tokenizer::o200k_base`] and
@@ -62,6 +75,7 @@
 //! bytes).
 #![forbid(unsafe_code)]
 
+mod appending;
 mod backtrack;
 mod chunk;
 pub mod data;
@@ -74,6 +88,7 @@ mod tokenizer;
 mod unicode;
 mod vocab;
 
+pub use appending::AppendingEncoder;
 pub use chunk::{Boundary, Chunk};
 pub use error::{DecodeError, EncodeError, LoadError};
 pub use pretok::{Pattern, Pieces};

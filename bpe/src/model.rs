@@ -129,6 +129,12 @@ impl Model {
         }
     }
 
+    /// The backtracking encoder, built on first use; `None` when the
+    /// vocabulary does not admit it.
+    pub(crate) fn backtracker(&self, tokens: &Tokens) -> Option<&Backtracker> {
+        self.backtrack.get_or_init(|| Backtracker::build(self, tokens)).as_ref()
+    }
+
     /// Encodes one piece, appending its tokens to `out`.
     pub(crate) fn encode_piece(&self, tokens: &Tokens, piece: &[u8], out: &mut Vec<u32>) {
         if piece.is_empty() {
@@ -141,7 +147,7 @@ impl Model {
             }
         }
         if piece.len() > SHORT {
-            if let Some(bt) = self.backtrack.get_or_init(|| Backtracker::build(self, tokens)) {
+            if let Some(bt) = self.backtracker(tokens) {
                 bt.encode(self, tokens, piece, out);
                 return;
             }

@@ -180,6 +180,14 @@ impl Tokenizer {
         self.normalizer.prefix != Prefix::Never
     }
 
+    /// Whether long pieces use the linear-time backtracking encoder (byte
+    /// symbols and monotone merge priorities; see `DESIGN.md`) rather than
+    /// the `O(n log n)` priority-queue BPE. Builds the encoder's tables if
+    /// they are not built yet.
+    pub fn has_linear_encoder(&self) -> bool {
+        self.model.backtracker(&self.tokens).is_some()
+    }
+
     /// Heap memory held by the tokenizer, in bytes (tables built lazily
     /// included once built).
     pub fn memory_bytes(&self) -> usize {

@@ -79,3 +79,23 @@ fn split_inside_long_runs() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn appending_equals_one_shot_at_every_prefix(parts in prop::collection::vec(text(), 0..12)) {
+        for tok in [o200k(), cl100k()] {
+            let mut enc = bpe::AppendingEncoder::new(tok);
+            for p in &parts {
+                // Append character by character to hit every prefix.
+                for (i, c) in p.char_indices() {
+                    enc.push(&p[i..i + c.len_utf8()]);
+                    let want = tok.encode(enc.text());
+                    prop_assert_eq!(enc.tokens().collect::<Vec<_>>(), want.clone());
+                    prop_assert_eq!(enc.count(), want.len());
+                }
+            }
+        }
+    }
+}

@@ -54,6 +54,25 @@ fn check(dir: &std::path::Path, tok: &Tokenizer, folder: &str, model: &str) -> u
     checked
 }
 
+/// Long pieces (the backtracking encoder) against the brute-force oracle.
+fn long_pieces_equal_oracle(tok: &Tokenizer, linear: bool) {
+    assert_eq!(tok.has_linear_encoder(), linear);
+    let mut rng = 99u64;
+    let mut next = || {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (rng >> 33) as usize
+    };
+    let alphabets: [&[&str]; 3] =
+        [&["a", "b", "e", "r", "t", "s"], &["猫", "の", "は", "吾", "輩"], &[" ", " ", "\n", "\t"]];
+    for alphabet in alphabets {
+        for _ in 0..40 {
+            let len = 30 + next() % 300;
+            let s: String = (0..len).map(|_| alphabet[next() % alphabet.len()]).collect();
+            assert_eq!(tok.encode(&s), tok.encode_reference(&s), "{s:?}");
+        }
+    }
+}
+
 fn hf(dir: &std::path::Path, file: &str) -> Tokenizer {
     Tokenizer::from_tokenizer_json(&read(dir, &format!("tokenizers/{file}"))).unwrap()
 }
@@ -62,6 +81,8 @@ fn hf(dir: &std::path::Path, file: &str) -> Tokenizer {
 fn tiktoken_golden() {
     let Some(dir) = data_dir_or_skip("tiktoken golden files") else { return };
     assert_eq!(check(&dir, o200k(), "tiktoken", "o200k_base"), 140);
+    long_pieces_equal_oracle(o200k(), true);
+    long_pieces_equal_oracle(crate::common::cl100k(), true);
     assert_eq!(check(&dir, cl100k(), "tiktoken", "cl100k_base"), 140);
 }
 
@@ -72,6 +93,9 @@ fn llama3_golden() {
     assert_eq!(tok.vocab_size(), 128_256);
     assert_eq!(tok.encode("Hello\nmy love!"), [9906, 198, 2465, 3021, 0]);
     assert_eq!(check(&dir, &tok, "tokenizers", "llama33"), 140);
+    // Llama-3 has tokens whose merges are not monotone (a part merged
+    // after the whole), so long pieces take the priority-queue encoder.
+    long_pieces_equal_oracle(&tok, false);
 }
 
 #[test]
@@ -79,6 +103,7 @@ fn gpt2_golden() {
     let Some(dir) = data_dir_or_skip("gpt2 golden files") else { return };
     let tok = hf(&dir, "gpt2.tokenizer.json.gz");
     assert_eq!(check(&dir, &tok, "tokenizers", "gpt2"), 140);
+    long_pieces_equal_oracle(&tok, true);
 }
 
 #[test]
@@ -102,6 +127,7 @@ fn qwen3_loads_and_matches_its_oracle() {
     let Some(dir) = data_dir_or_skip("qwen3 tokenizer") else { return };
     let tok = hf(&dir, "qwen3.tokenizer.json.gz");
     assert_eq!(tok.vocab_size(), 151_669);
+    long_pieces_equal_oracle(&tok, true);
     let cases = lines(&read(&dir, "tokenizers/golden/mixed_input.txt"));
     for case in &cases {
         let ids = tok.encode(case);

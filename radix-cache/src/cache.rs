@@ -3,6 +3,8 @@
 //! See `DESIGN.md` for the invariants; the ones the code relies on are also
 //! written on the fields of [`Node`](crate::node::Node) and below.
 
+use std::collections::BTreeMap;
+
 use rustc_hash::FxHashMap;
 
 use crate::events::{CacheEvent, EventConfig, block_hash};
@@ -17,12 +19,14 @@ pub enum EvictionPolicy {
     /// an intrusive list, O(1) per evicted leaf.
     #[default]
     Lru,
-    /// Least frequently used, ties least recently used: a heap of leaves.
+    /// Least frequently used, ties least recently used: one list per hit
+    /// count, O(log B) per evicted leaf for B distinct counts.
     Lfu,
-    /// First in, first out (the leaf created earliest): a heap of leaves.
+    /// First in, first out (the leaf created earliest): an indexed heap of
+    /// leaves, O(log L) per evicted leaf.
     Fifo,
     /// Lowest priority first (the highest priority of the inserts that
-    /// touched the node), ties least recently used: a heap of leaves.
+    /// touched the node), ties least recently used: one list per priority.
     Priority,
 }
 
@@ -133,6 +137,13 @@ struct LockSlot {
     active: bool,
 }
 
+/// The first and last node of one bucket of the eviction lists.
+#[derive(Debug, Clone, Copy)]
+struct Ends {
+    head: NodeId,
+    tail: NodeId,
+}
+
 /// An entry of the leaf heap: the policy's key and the node.
 #[derive(Debug, Clone, Copy)]
 struct HeapEntry {
@@ -157,12 +168,13 @@ pub struct RadixCache<V> {
     total: usize,
     /// Sum of edge lengths over nodes with `lock_ref > 0`.
     protected: usize,
-    /// LRU: the list of every unlocked live non-root node, in increasing
-    /// (stamp, children before parents) order, so its head is a leaf.
-    head: Option<NodeId>,
-    tail: Option<NodeId>,
-    /// LFU, FIFO, priority: an indexed binary min-heap holding exactly the
-    /// evictable leaves; each node knows its position (`heap_pos`).
+    /// LRU, LFU, priority: every unlocked live non-root node, in buckets by
+    /// the policy's primary key (0 for LRU, hits for LFU, priority), each
+    /// bucket an intrusive list in (stamp, children before parents) order;
+    /// the head of the first bucket is a leaf (see `DESIGN.md`).
+    lists: BTreeMap<u64, Ends>,
+    /// FIFO: an indexed binary min-heap holding exactly the evictable
+    /// leaves; each node knows its position (`heap_pos`).
     heap: Vec<HeapEntry>,
     locks: Vec<LockSlot>,
     lock_free: Vec<u32>,
@@ -218,8 +230,7 @@ impl<V: Clone> RadixCache<V> {
             clock: 0,
             total: 0,
             protected: 0,
-            head: None,
-            tail: None,
+            lists: BTreeMap::new(),
             heap: Vec::new(),
             locks: Vec::new(),
             lock_free: Vec::new(),
@@ -764,14 +775,14 @@ impl<V: Clone> RadixCache<V> {
     /// Puts an unlocked node at its place in the eviction order.
     fn on_unlocked(&mut self, id: NodeId) {
         match self.policy {
-            EvictionPolicy::Lru => {
-                self.list_unlink(id);
-                self.list_push_back(id);
-            }
-            _ => {
+            EvictionPolicy::Fifo => {
                 if self.node(id).is_leaf() {
                     self.heap_push(id);
                 }
+            }
+            _ => {
+                self.list_unlink(id);
+                self.list_push_back(id);
             }
         }
     }
@@ -789,9 +800,9 @@ impl<V: Clone> RadixCache<V> {
     }
 
     /// Like [`evict`](Self::evict), appending the freed values to `out`.
-    /// O(1) per evicted leaf for LRU, O(log L) for the heap policies (L =
-    /// evictable leaves), plus O(freed tokens) to hand back values; never a
-    /// pass over the tree.
+    /// Per evicted leaf O(1) for LRU, O(log B) for LFU and priority (B =
+    /// distinct keys), O(log L) for FIFO (L = evictable leaves), plus
+    /// O(freed tokens) to hand back values; never a pass over the tree.
     pub fn evict_into(&mut self, n_tokens: usize, out: &mut Vec<V>) -> Evicted {
         let mut done = Evicted::default();
         while done.tokens < n_tokens {
@@ -836,8 +847,8 @@ impl<V: Clone> RadixCache<V> {
 
     fn next_victim(&mut self) -> Option<NodeId> {
         match self.policy {
-            EvictionPolicy::Lru => self.head,
-            _ => self.heap.first().map(|e| e.node),
+            EvictionPolicy::Fifo => self.heap.first().map(|e| e.node),
+            _ => self.lists.first_key_value().map(|(_, e)| e.head),
         }
     }
 
@@ -878,7 +889,7 @@ impl<V: Clone> RadixCache<V> {
                     pn.generation = pn.generation.wrapping_add(1);
                     pn.children = FxHashMap::default();
                     self.free.push(p);
-                } else if pn.lock_ref == 0 && self.policy != EvictionPolicy::Lru {
+                } else if pn.lock_ref == 0 && self.policy == EvictionPolicy::Fifo {
                     self.heap_push(p);
                 }
             }

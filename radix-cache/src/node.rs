@@ -62,11 +62,12 @@ pub(crate) struct Node<V> {
     pub(crate) hits: u64,
     /// The highest priority of the inserts that touched the node.
     pub(crate) priority: i32,
-    /// LRU list links; meaningful only when `in_list`.
+    /// Eviction-list links and bucket; meaningful only when `in_list`.
     pub(crate) prev: Option<NodeId>,
     pub(crate) next: Option<NodeId>,
-    /// Whether the node is in the LRU list (exactly: live, non-root, unlocked,
-    /// under the LRU policy).
+    pub(crate) bucket: u64,
+    /// Whether the node is in the eviction lists (exactly: live, non-root,
+    /// unlocked, under LRU, LFU or priority).
     pub(crate) in_list: bool,
     /// The node's position in the leaf heap, when it is there (exactly:
     /// live, unlocked leaf, under a heap policy).
@@ -94,6 +95,7 @@ impl<V> Node<V> {
             priority: i32::MIN,
             prev: None,
             next: None,
+            bucket: 0,
             in_list: false,
             heap_pos: None,
             blocks: Vec::new(),

@@ -1,67 +1,102 @@
 //! The eviction order: the LRU list and the indexed leaf heap.
 //!
-//! LRU keeps every unlocked node in an intrusive doubly linked list whose
-//! head is always a leaf (see `DESIGN.md`). LFU, FIFO and priority keep the
+//! LRU, LFU and priority keep every unlocked node in intrusive doubly linked
+//! lists, one per value of the policy's primary key (a single list for LRU,
+//! one per hit count for LFU, one per priority), ordered so that the head of
+//! the first list is always a leaf (see `DESIGN.md`). FIFO keeps the
 //! evictable leaves in a binary min-heap whose entries know their node and
-//! whose nodes know their position, so a key change or a removal is a sift,
-//! never a rebuild or a stale entry.
+//! whose nodes know their position, so a removal is a sift, never a rebuild
+//! or a stale entry.
 
-use super::{EvictionPolicy, HeapEntry, RadixCache};
+use super::{Ends, EvictionPolicy, HeapEntry, RadixCache};
 use crate::node::NodeId;
 
 impl<V: Clone> RadixCache<V> {
+    /// The bucket a node belongs in under the list policies.
+    pub(super) fn bucket_key(&self, id: NodeId) -> u64 {
+        let n = self.node(id);
+        match self.policy {
+            EvictionPolicy::Lfu => n.hits,
+            EvictionPolicy::Priority => (i64::from(n.priority) - i64::from(i32::MIN)) as u64,
+            _ => 0,
+        }
+    }
+
+    /// Takes `id` out of its bucket, if it is listed. O(log B) for B
+    /// buckets (one for LRU).
     pub(super) fn list_unlink(&mut self, id: NodeId) {
         let n = self.node_mut(id);
         if !n.in_list {
             return;
         }
         n.in_list = false;
+        let bucket = n.bucket;
         let (prev, next) = (n.prev.take(), n.next.take());
-        match prev {
-            Some(p) => self.node_mut(p).next = next,
-            None => self.head = next,
+        if let Some(p) = prev {
+            self.node_mut(p).next = next;
         }
-        match next {
-            Some(nx) => self.node_mut(nx).prev = prev,
-            None => self.tail = prev,
+        if let Some(nx) = next {
+            self.node_mut(nx).prev = prev;
+        }
+        if prev.is_none() || next.is_none() {
+            // A listed node's bucket always exists (it holds the node).
+            let Some(mut e) = self.lists.get(&bucket).copied() else { return };
+            match (prev, next) {
+                (None, None) => {
+                    self.lists.remove(&bucket);
+                    return;
+                }
+                (None, Some(nx)) => e.head = nx,
+                (Some(p), None) => e.tail = p,
+                (Some(_), Some(_)) => {}
+            }
+            self.lists.insert(bucket, e);
         }
     }
 
+    /// Appends `id` (not listed) to the back of its bucket.
     pub(super) fn list_push_back(&mut self, id: NodeId) {
-        let tail = self.tail;
+        let bucket = self.bucket_key(id);
+        let ends = self.lists.get(&bucket).copied();
         let n = self.node_mut(id);
         n.in_list = true;
-        n.prev = tail;
+        n.bucket = bucket;
         n.next = None;
-        match tail {
-            Some(t) => self.node_mut(t).next = Some(id),
-            None => self.head = Some(id),
+        n.prev = ends.map(|e| e.tail);
+        match ends {
+            Some(e) => {
+                self.node_mut(e.tail).next = Some(id);
+                self.lists.insert(bucket, Ends { head: e.head, tail: id });
+            }
+            None => {
+                self.lists.insert(bucket, Ends { head: id, tail: id });
+            }
         }
-        self.tail = Some(id);
     }
 
-    /// Inserts `id` right after `at` (which is in the list).
+    /// Inserts `id` right after `at` (which is listed), in `at`'s bucket.
     pub(super) fn list_insert_after(&mut self, at: NodeId, id: NodeId) {
-        let next = self.node(at).next;
+        let (next, bucket) = (self.node(at).next, self.node(at).bucket);
         let n = self.node_mut(id);
         n.in_list = true;
+        n.bucket = bucket;
         n.prev = Some(at);
         n.next = next;
         self.node_mut(at).next = Some(id);
         match next {
             Some(nx) => self.node_mut(nx).prev = Some(id),
-            None => self.tail = Some(id),
+            None => {
+                if let Some(e) = self.lists.get_mut(&bucket) {
+                    e.tail = id;
+                }
+            }
         }
     }
 
-    /// The policy's key of a node: smallest is evicted first.
+    /// The FIFO key of a node: smallest is evicted first.
     pub(super) fn heap_key(&self, id: NodeId) -> (u64, u64) {
         let n = self.node(id);
-        match self.policy {
-            EvictionPolicy::Lfu => (n.hits, n.stamp),
-            EvictionPolicy::Fifo => (n.created, n.stamp),
-            _ => ((i64::from(n.priority) - i64::from(i32::MIN)) as u64, n.stamp),
-        }
+        (n.created, n.stamp)
     }
 
     /// Takes `id` out of the heap, if it is there. O(log L).

@@ -89,12 +89,12 @@ impl<V: Clone> RadixCache<V> {
             } else {
                 unlocked += 1;
                 match self.policy {
-                    EvictionPolicy::Lru if !n.in_list => {
-                        return Err(format!("unlocked node {id:?} not in the LRU list"));
-                    }
-                    EvictionPolicy::Lru => {}
-                    _ if n.is_leaf() != n.heap_pos.is_some() => {
+                    EvictionPolicy::Fifo if n.is_leaf() != n.heap_pos.is_some() => {
                         return Err(format!("leaf {id:?}: heap membership wrong"));
+                    }
+                    EvictionPolicy::Fifo => {}
+                    _ if !n.in_list => {
+                        return Err(format!("unlocked node {id:?} not in the eviction lists"));
                     }
                     _ => {}
                 }
@@ -117,30 +117,41 @@ impl<V: Clone> RadixCache<V> {
                 return Err(format!("heap order broken at {i}"));
             }
         }
-        if self.policy == EvictionPolicy::Lru {
-            // Every node is listed after all of its children.
+        if self.policy != EvictionPolicy::Fifo {
+            // Buckets in key order, each in stamp order; every node is
+            // listed after all of its children.
             let mut seen = 0usize;
             let mut pos: FxHashMap<NodeId, usize> = FxHashMap::default();
-            let mut c = self.head;
-            let mut prev = None;
-            while let Some(id) = c {
-                let n = self.node(id);
-                if n.prev != prev || !n.in_list {
-                    return Err(format!("LRU links broken at {id:?}"));
+            for (&bucket, ends) in &self.lists {
+                let mut c = Some(ends.head);
+                let mut prev = None;
+                let mut last_stamp = 0;
+                while let Some(id) = c {
+                    let n = self.node(id);
+                    if n.prev != prev || !n.in_list || n.bucket != bucket {
+                        return Err(format!("list links broken at {id:?}"));
+                    }
+                    if n.bucket != self.bucket_key(id) || n.stamp < last_stamp {
+                        return Err(format!("node {id:?} is in the wrong bucket or place"));
+                    }
+                    last_stamp = n.stamp;
+                    pos.insert(id, seen);
+                    seen += 1;
+                    prev = c;
+                    c = n.next;
                 }
-                pos.insert(id, seen);
-                seen += 1;
-                prev = c;
-                c = n.next;
+                if prev != Some(ends.tail) {
+                    return Err(format!("bucket {bucket}: tail is wrong"));
+                }
             }
-            if self.tail != prev || seen != unlocked {
-                return Err(format!("LRU list holds {seen} nodes, {unlocked} unlocked"));
+            if seen != unlocked {
+                return Err(format!("the lists hold {seen} nodes, {unlocked} unlocked"));
             }
             for (&id, &at) in &pos {
                 if let Some(p) = self.node(id).parent {
                     if let Some(&pat) = pos.get(&p) {
                         if pat < at {
-                            return Err(format!("LRU lists {p:?} before its child {id:?}"));
+                            return Err(format!("{p:?} is listed before its child {id:?}"));
                         }
                     }
                 }

@@ -28,3 +28,5 @@ pub use lexer;
 pub use radix_cache;
 pub use slicer;
 pub use toktrie;
+
+pub mod tokenizer;

@@ -1,45 +1,12 @@
 //! Helpers shared by the subcommands: tokenizer names, input files.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-/// Which tokenizer a subcommand uses, as given by `--tokenizer`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum TokenizerSpec {
-    /// The embedded `o200k_base` vocabulary.
-    O200k,
-    /// The embedded `cl100k_base` vocabulary.
-    Cl100k,
-    /// A tiktoken rank file (`*.tiktoken`).
-    Tiktoken(PathBuf),
-    /// A Hugging Face `tokenizer.json`, optionally gzipped.
-    HuggingFace(PathBuf),
-}
-
-impl TokenizerSpec {
-    /// Parses a `--tokenizer` value; used as clap's value parser.
-    pub(crate) fn parse(value: &str) -> Result<TokenizerSpec, String> {
-        match value {
-            "o200k" | "o200k_base" => return Ok(TokenizerSpec::O200k),
-            "cl100k" | "cl100k_base" => return Ok(TokenizerSpec::Cl100k),
-            _ => {}
-        }
-        let path = PathBuf::from(value);
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.ends_with(".tiktoken") {
-            Ok(TokenizerSpec::Tiktoken(path))
-        } else if name.ends_with(".json") || name.ends_with(".json.gz") {
-            Ok(TokenizerSpec::HuggingFace(path))
-        } else {
-            Err(format!(
-                "unknown tokenizer `{value}`: expected o200k, cl100k, \
-                 a PATH.tiktoken file or a PATH/tokenizer.json[.gz] file"
-            ))
-        }
-    }
-}
+/// Which tokenizer a subcommand uses (defined beside its loader).
+pub(crate) use structgen::tokenizer::TokenizerSpec;
 
 /// Reads a whole file, or standard input when `path` is `None`, byte for byte.
 pub(crate) fn read_input(path: Option<&Path>) -> Result<Vec<u8>> {
@@ -73,24 +40,4 @@ pub(crate) fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
 /// The error for a subcommand whose engine has not landed in this build.
 pub(crate) fn not_in_this_build(command: &str, issue: &str) -> Result<std::process::ExitCode> {
     bail!("`structgen {command}` is not available in this build yet: it arrives with {issue}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokenizer_spec_parses_names_and_paths() {
-        assert_eq!(TokenizerSpec::parse("o200k"), Ok(TokenizerSpec::O200k));
-        assert_eq!(TokenizerSpec::parse("cl100k_base"), Ok(TokenizerSpec::Cl100k));
-        assert_eq!(
-            TokenizerSpec::parse("x/llama3.tokenizer.json.gz"),
-            Ok(TokenizerSpec::HuggingFace("x/llama3.tokenizer.json.gz".into()))
-        );
-        assert_eq!(
-            TokenizerSpec::parse("p50k_base.tiktoken"),
-            Ok(TokenizerSpec::Tiktoken("p50k_base.tiktoken".into()))
-        );
-        assert!(TokenizerSpec::parse("gpt-17").unwrap_err().contains("unknown tokenizer"));
-    }
 }

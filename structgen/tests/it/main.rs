@@ -4,3 +4,4 @@
 
 mod cache_sim;
 mod cli;
+mod tokenize;

@@ -1,0 +1,165 @@
+//! Loading a tokenizer from a `--tokenizer` spec: `o200k`, `cl100k`,
+//! `PATH.tiktoken` or `PATH/tokenizer.json[.gz]`.
+//!
+//! This is the one place of the umbrella crate that reads vocabulary files;
+//! the `bpe` library itself only takes bytes.
+
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use bpe::{Pattern, Tokenizer};
+
+/// Which tokenizer to use, as given by `--tokenizer`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenizerSpec {
+    /// The embedded `o200k_base` vocabulary.
+    O200k,
+    /// The embedded `cl100k_base` vocabulary.
+    Cl100k,
+    /// A tiktoken rank file (`*.tiktoken`). The split pattern and special
+    /// tokens follow the file name (`o200k`, `cl100k`, `p50k`/`r50k`);
+    /// other names get cl100k's pattern and no special tokens.
+    Tiktoken(PathBuf),
+    /// A Hugging Face `tokenizer.json`, optionally gzipped.
+    HuggingFace(PathBuf),
+}
+
+/// A tokenizer could not be loaded from its spec.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TokenizerError {
+    /// The file could not be read (or un-gzipped).
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file's contents are not a usable vocabulary.
+    Load {
+        /// The file.
+        path: PathBuf,
+        /// Why, naming the line, token or merge.
+        source: bpe::LoadError,
+    },
+}
+
+impl fmt::Display for TokenizerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenizerError::Io { path, source } => {
+                write!(f, "cannot read `{}`: {source}", path.display())
+            }
+            TokenizerError::Load { path, source } => {
+                write!(f, "bad tokenizer file `{}`: {source}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for TokenizerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TokenizerError::Io { source, .. } => Some(source),
+            TokenizerError::Load { source, .. } => Some(source),
+        }
+    }
+}
+
+impl TokenizerSpec {
+    /// Parses a `--tokenizer` value; used as clap's value parser.
+    pub fn parse(value: &str) -> Result<TokenizerSpec, String> {
+        match value {
+            "o200k" | "o200k_base" => return Ok(TokenizerSpec::O200k),
+            "cl100k" | "cl100k_base" => return Ok(TokenizerSpec::Cl100k),
+            _ => {}
+        }
+        let path = PathBuf::from(value);
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.ends_with(".tiktoken") {
+            Ok(TokenizerSpec::Tiktoken(path))
+        } else if name.ends_with(".json") || name.ends_with(".json.gz") {
+            Ok(TokenizerSpec::HuggingFace(path))
+        } else {
+            Err(format!(
+                "unknown tokenizer `{value}`: expected o200k, cl100k, \
+                 a PATH.tiktoken file or a PATH/tokenizer.json[.gz] file"
+            ))
+        }
+    }
+
+    /// Loads the tokenizer (reading the file for path specs).
+    pub fn load(&self) -> Result<Tokenizer, TokenizerError> {
+        match self {
+            TokenizerSpec::O200k => Ok(Tokenizer::o200k_base()),
+            TokenizerSpec::Cl100k => Ok(Tokenizer::cl100k_base()),
+            TokenizerSpec::Tiktoken(path) => {
+                let bytes = read_maybe_gz(path)?;
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                let (pattern, specials) = if name.contains("o200k") {
+                    (Pattern::O200k, bpe::O200K_SPECIALS)
+                } else if name.contains("p50k") || name.contains("r50k") {
+                    (Pattern::Gpt2, bpe::P50K_SPECIALS)
+                } else if name.contains("cl100k") {
+                    (Pattern::Cl100k, bpe::CL100K_SPECIALS)
+                } else {
+                    (Pattern::Cl100k, &[][..])
+                };
+                Tokenizer::from_tiktoken(&bytes, pattern, specials)
+                    .map_err(|source| TokenizerError::Load { path: path.clone(), source })
+            }
+            TokenizerSpec::HuggingFace(path) => {
+                let bytes = read_maybe_gz(path)?;
+                Tokenizer::from_tokenizer_json(&bytes)
+                    .map_err(|source| TokenizerError::Load { path: path.clone(), source })
+            }
+        }
+    }
+}
+
+/// Reads a file, decompressing it when its name ends in `.gz`.
+fn read_maybe_gz(path: &Path) -> Result<Vec<u8>, TokenizerError> {
+    let io = |source| TokenizerError::Io { path: path.to_owned(), source };
+    let raw = std::fs::read(path).map_err(io)?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(raw.as_slice()).read_to_end(&mut out).map_err(io)?;
+        Ok(out)
+    } else {
+        Ok(raw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokenizer_spec_parses_names_and_paths() {
+        assert_eq!(TokenizerSpec::parse("o200k"), Ok(TokenizerSpec::O200k));
+        assert_eq!(TokenizerSpec::parse("cl100k_base"), Ok(TokenizerSpec::Cl100k));
+        assert_eq!(
+            TokenizerSpec::parse("x/llama3.tokenizer.json.gz"),
+            Ok(TokenizerSpec::HuggingFace("x/llama3.tokenizer.json.gz".into()))
+        );
+        assert_eq!(
+            TokenizerSpec::parse("p50k_base.tiktoken"),
+            Ok(TokenizerSpec::Tiktoken("p50k_base.tiktoken".into()))
+        );
+        assert!(TokenizerSpec::parse("gpt-17").unwrap_err().contains("unknown tokenizer"));
+    }
+
+    #[test]
+    fn missing_and_bad_files_are_errors() {
+        let missing = TokenizerSpec::Tiktoken("/nonexistent/x.tiktoken".into()).load().unwrap_err();
+        assert!(missing.to_string().contains("cannot read"), "{missing}");
+        let dir = std::env::temp_dir().join(format!("structgen-tok-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("bad.tiktoken");
+        std::fs::write(&bad, "not base64 at all\n").unwrap();
+        let err = TokenizerSpec::Tiktoken(bad).load().unwrap_err();
+        assert!(err.to_string().contains("line 1"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

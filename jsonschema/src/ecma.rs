@@ -16,6 +16,9 @@ pub(crate) fn translate(pattern: &str) -> Result<String, String> {
     if p.pos != p.chars.len() {
         return Err(format!("unbalanced `)` at offset {}", p.pos));
     }
+    if alts.is_empty() {
+        return Err("the pattern can never match (misplaced anchors)".to_string());
+    }
     let mut out = Vec::new();
     for alt in alts {
         let mut s = String::new();
@@ -31,6 +34,15 @@ pub(crate) fn translate(pattern: &str) -> Result<String, String> {
         out.push(s);
     }
     Ok(out.join("|"))
+}
+
+/// The most anchored variants one pattern may expand to.
+const MAX_ANCHOR_SPLITS: usize = 256;
+
+/// A parsed atom: translated text, or a group's variants.
+enum Atom {
+    Text(String),
+    Group(Vec<Alt>),
 }
 
 struct Alt {
@@ -91,44 +103,93 @@ impl Parser {
         if depth > 64 {
             return Err("groups nested too deeply".to_string());
         }
-        let mut alts = vec![self.sequence(depth)?];
+        let mut alts = self.sequence(depth)?;
         while self.eat('|') {
-            alts.push(self.sequence(depth)?);
+            alts.extend(self.sequence(depth)?);
+        }
+        if alts.len() > MAX_ANCHOR_SPLITS {
+            return Err("too many anchored alternatives".to_string());
         }
         Ok(alts)
     }
 
-    fn sequence(&mut self, depth: usize) -> Result<Alt, String> {
-        let mut alt = Alt { start: false, end: false, body: String::new() };
-        // Leading `^` anchors the alternative (several are allowed: `^^a`).
-        while self.peek() == Some('^') {
-            if depth > 0 {
-                return Err("`^` inside a group is not supported".to_string());
-            }
-            self.pos += 1;
-            alt.start = true;
-        }
+    /// One alternative, as the anchored variants it expands to.
+    ///
+    /// Anchors inside groups are hoisted: `(^a|b)c` becomes the variants
+    /// `^ac` and `bc`. A variant where `^` follows consumed text, or text
+    /// follows `$`, can never match (no multiline flag) and is dropped.
+    fn sequence(&mut self, depth: usize) -> Result<Vec<Alt>, String> {
+        let mut partials = vec![Alt { start: false, end: false, body: String::new() }];
         loop {
             match self.peek() {
                 None | Some('|') | Some(')') => break,
+                Some('^') => {
+                    self.pos += 1;
+                    partials.retain(|p| p.body.is_empty());
+                    for p in &mut partials {
+                        p.start = true;
+                    }
+                }
                 Some('$') => {
                     self.pos += 1;
-                    let at_end = matches!(self.peek(), None | Some('|'));
-                    if depth > 0 || !at_end {
-                        return Err("`$` not at the end of the pattern".to_string());
+                    for p in &mut partials {
+                        p.end = true;
                     }
-                    alt.end = true;
                 }
-                Some('^') => return Err("`^` not at the start of the pattern".to_string()),
                 Some(_) => {
                     let atom = self.atom(depth)?;
                     let quant = self.quantifier()?;
-                    alt.body.push_str(&atom);
-                    alt.body.push_str(&quant);
+                    match atom {
+                        Atom::Text(t) => {
+                            partials.retain(|p| !p.end);
+                            for p in &mut partials {
+                                p.body.push_str(&t);
+                                p.body.push_str(&quant);
+                            }
+                        }
+                        Atom::Group(inner) => {
+                            let anchored = inner.iter().any(|a| a.start || a.end);
+                            if !anchored {
+                                let bodies: Vec<&str> =
+                                    inner.iter().map(|a| a.body.as_str()).collect();
+                                let t = format!("(?:{}){quant}", bodies.join("|"));
+                                partials.retain(|p| !p.end);
+                                for p in &mut partials {
+                                    p.body.push_str(&t);
+                                }
+                                continue;
+                            }
+                            if !quant.is_empty() {
+                                return Err(
+                                    "a quantified group containing `^` or `$` is not supported"
+                                        .to_string(),
+                                );
+                            }
+                            let mut next = Vec::new();
+                            for p in &partials {
+                                for g in &inner {
+                                    if (g.start && !p.body.is_empty())
+                                        || (p.end && !g.body.is_empty())
+                                    {
+                                        continue;
+                                    }
+                                    next.push(Alt {
+                                        start: p.start || g.start,
+                                        end: p.end || g.end,
+                                        body: format!("{}(?:{})", p.body, g.body),
+                                    });
+                                }
+                            }
+                            if next.len() > MAX_ANCHOR_SPLITS {
+                                return Err("too many anchored alternatives".to_string());
+                            }
+                            partials = next;
+                        }
+                    }
                 }
             }
         }
-        Ok(alt)
+        Ok(partials)
     }
 
     /// Parses a quantifier if one follows; returns its regex-syntax text.
@@ -191,7 +252,7 @@ impl Parser {
         Some((text, i + 1 - self.pos))
     }
 
-    fn atom(&mut self, depth: usize) -> Result<String, String> {
+    fn atom(&mut self, depth: usize) -> Result<Atom, String> {
         let c = self.peek().ok_or("unexpected end")?;
         self.pos += 1;
         match c {
@@ -215,21 +276,20 @@ impl Parser {
                 if !self.eat(')') {
                     return Err("unclosed group".to_string());
                 }
-                let bodies: Vec<String> = alts.into_iter().map(|a| a.body).collect();
-                Ok(format!("(?:{})", bodies.join("|")))
+                Ok(Atom::Group(alts))
             }
-            '[' => self.class(),
-            '.' => Ok(r"[^\n\r\x{2028}\x{2029}]".to_string()),
+            '[' => self.class().map(Atom::Text),
+            '.' => Ok(Atom::Text(r"[^\n\r\x{2028}\x{2029}]".to_string())),
             '\\' => match self.escape(false)? {
                 Escape::Char(c) => {
                     let mut s = String::new();
                     push_literal(&mut s, c, false);
-                    Ok(s)
+                    Ok(Atom::Text(s))
                 }
                 Escape::Class(set, negated) => {
-                    Ok(format!("[{}{}]", if negated { "^" } else { "" }, set))
+                    Ok(Atom::Text(format!("[{}{}]", if negated { "^" } else { "" }, set)))
                 }
-                Escape::Raw(s) => Ok(s),
+                Escape::Raw(s) => Ok(Atom::Text(s)),
             },
             '*' | '+' | '?' => Err(format!("nothing to repeat before `{c}`")),
             '{' if {
@@ -245,7 +305,7 @@ impl Parser {
             c => {
                 let mut s = String::new();
                 push_literal(&mut s, c, false);
-                Ok(s)
+                Ok(Atom::Text(s))
             }
         }
     }

@@ -135,6 +135,35 @@ fn strings() {
 }
 
 #[test]
+fn ecma_patterns() {
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("(^a|b)c", &["ac", "xbc", "acz"], &["xac", "c"]),
+        ("^([^,]|$)", &["", "x", "xy"], &[",", ",x"]),
+        ("^$|(^(?:\\S+\\s+){0,2}\\S+$)", &["", "a", "a b c"], &["a b c d", " a"]),
+        ("(^Hpt_|^Int_|_Armour_)", &["Hpt_x", "x_Armour_y"], &["xHpt_"]),
+        ("^\\w+@\\w+\\.com$", &["ab@cd.com"], &["a b@cd.com", "é@cd.com"]),
+        ("^[\\d-]{3}$", &["1-2"], &["1-23"]),
+        ("a{2}", &["xaax"], &["axa"]),
+        ("x{", &["x{"], &["x"]),
+        ("^\\u00e9\\x41.$", &["éAz"], &["éA\n", "eAz"]),
+        ("^(?<year>\\d{4})-(?:0[1-9])$", &["2020-01"], &["2020-10"]),
+        ("^[^]$", &["\n"], &["ab"]),
+        ("^\\/a\\-b$", &["/a-b"], &["a-b"]),
+    ];
+    for (p, yes, no) in cases {
+        let yes: Vec<String> = yes.iter().map(|t| serde_json::to_string(t).unwrap()).collect();
+        let no: Vec<String> = no.iter().map(|t| serde_json::to_string(t).unwrap()).collect();
+        let yes: Vec<&str> = yes.iter().map(String::as_str).collect();
+        let no: Vec<&str> = no.iter().map(String::as_str).collect();
+        check(json!({"type": "string", "pattern": p}), &yes, &no);
+    }
+    for bad in ["(a)\\1", "(?=a)", "(?<!a)b", "\\bword", "a**", "[b-a]", "(a", "a^b", "(^a)*"] {
+        let e = error(json!({"type": "string", "pattern": bad}));
+        assert_eq!(e.kind(), &ErrorKind::UnsupportedPattern, "{bad}");
+    }
+}
+
+#[test]
 fn arrays() {
     check(
         json!({"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3}),

@@ -2,4 +2,7 @@
 //!
 //! Tests that need `../shared/data` print `SKIPPED …` and pass when it is
 //! absent (see `compare::shared`).
+mod bpe;
 mod frontends;
+mod mask;
+mod toktrie;

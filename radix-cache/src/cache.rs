@@ -483,6 +483,7 @@ impl<V: Clone> RadixCache<V> {
         let namespace = p.namespace;
         let mut leaf = Node::new(namespace, Some(parent), end as u32);
         leaf.key = tokens[start..end].to_vec();
+        leaf.first = tokens[start];
         leaf.values = values[start..end].to_vec();
         leaf.created = now;
         let blocks = self.stored_blocks(parent, namespace, tokens, start, end);
@@ -543,7 +544,7 @@ impl<V: Clone> RadixCache<V> {
 
     /// Links `child` under `parent` (which may have been a leaf).
     fn attach(&mut self, parent: NodeId, child: NodeId) {
-        let first = self.node(child).key[0];
+        let first = self.node(child).first;
         if self.node(parent).is_leaf() {
             self.heap_invalidate(parent);
         }
@@ -553,7 +554,7 @@ impl<V: Clone> RadixCache<V> {
 
     /// Unlinks `child` from its parent's child map.
     fn detach(&mut self, parent: NodeId, child: NodeId) {
-        let first = self.node(child).key[0];
+        let first = self.node(child).first;
         let next = self.node(child).next_same_first;
         let head = self.node(parent).children.get(&first).copied();
         if head == Some(child) {
@@ -587,8 +588,10 @@ impl<V: Clone> RadixCache<V> {
         let parent = c.parent;
         let mut upper = Node::new(c.namespace, parent, c.depth_start() + offset as u32);
         upper.key = c.key[..offset].to_vec();
+        upper.first = c.key[0];
         upper.values = c.values.drain(..offset).collect();
         c.key.drain(..offset);
+        c.first = c.key[0];
         upper.lock_ref = c.lock_ref;
         upper.stamp = c.stamp;
         upper.created = c.created;
@@ -604,7 +607,7 @@ impl<V: Clone> RadixCache<V> {
         // The upper node takes the child's place in its parent's map: both
         // edges start with the same page.
         if let Some(p) = parent {
-            let first = self.node(up).key[0];
+            let first = self.node(up).first;
             let next = self.node(child).next_same_first;
             self.node_mut(child).next_same_first = None;
             self.node_mut(up).next_same_first = next;
@@ -621,7 +624,7 @@ impl<V: Clone> RadixCache<V> {
                 }
             }
         }
-        let first = self.node(child).key[0];
+        let first = self.node(child).first;
         self.node_mut(up).children.insert(first, child);
         self.node_mut(child).parent = Some(up);
         if in_list {
@@ -807,6 +810,11 @@ impl<V: Clone> RadixCache<V> {
         let mut done = Evicted::default();
         while done.tokens < n_tokens {
             let Some(victim) = self.next_victim() else { break };
+            // Start loading the next victim now (LRU order is not memory
+            // order): its cache miss overlaps the removal of this one.
+            if let Some(next) = self.node(victim).next {
+                std::hint::black_box(self.node(next).depth_end);
+            }
             // Free only the pages still needed from the end of the last
             // victim's edge: its head stays cached and can still be hit.
             let cut = (n_tokens - done.tokens).div_ceil(self.page).saturating_mul(self.page);

@@ -33,8 +33,8 @@
 //! See `DESIGN.md` beside this crate's `Cargo.toml`: the invariants, why an
 //! eviction costs O(1) per leaf under LRU (an intrusive list over *all*
 //! unlocked nodes ordered so its head is always a leaf, bucketed by hit
-//! count or priority for LFU and priority), FIFO's indexed heap, the event blocks and their hash, and the scheduling
-//! theorem with its proof.
+//! count or priority for LFU and priority), FIFO's indexed heap, the event
+//! blocks and their hash, and the scheduling theorem with its proof.
 //!
 //! # Complexity
 //! With n = tokens of the sequence, m = matched tokens, d = nodes on the path

@@ -33,6 +33,9 @@ pub(crate) struct Node<V> {
     pub(crate) key: Vec<u32>,
     /// One value per token of `key`.
     pub(crate) values: Vec<V>,
+    /// `key[0]` (0 for a root), kept inline: removing a leaf from its
+    /// parent's map then does not touch the edge's allocation.
+    pub(crate) first: u32,
     /// `None` only for a namespace root.
     pub(crate) parent: Option<NodeId>,
     /// Children by the first token of their edge; children whose first pages
@@ -81,6 +84,7 @@ impl<V> Node<V> {
         Node {
             key: Vec::new(),
             values: Vec::new(),
+            first: 0,
             parent,
             children: FxHashMap::default(),
             next_same_first: None,

@@ -67,7 +67,10 @@ impl<V: Clone> RadixCache<V> {
             if pn.namespace != n.namespace {
                 return Err(format!("node {id:?}: namespace differs from its parent's"));
             }
-            let mut c = pn.children.get(&n.key[0]).copied();
+            if n.first != n.key[0] {
+                return Err(format!("node {id:?}: stale first token"));
+            }
+            let mut c = pn.children.get(&n.first).copied();
             let mut found = false;
             while let Some(cid) = c {
                 found |= cid == id;

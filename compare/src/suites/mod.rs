@@ -2,6 +2,7 @@
 
 use anyhow::{Result, bail};
 
+mod bpe;
 mod radix;
 mod toktrie;
 
@@ -18,7 +19,7 @@ pub(crate) const SUITES: &[Suite] = &[
     Suite {
         name: "bpe",
         about: "BPE encode/count/interval vs bpe-openai, tiktoken-rs",
-        run: pending,
+        run: self::bpe::run,
     },
     Suite { name: "mask", about: "grammar masks vs llguidance", run: pending },
     Suite { name: "maskbench", about: "MaskBench JSON Schemas vs llguidance", run: pending },

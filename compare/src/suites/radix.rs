@@ -99,20 +99,27 @@ fn build(policy: EvictionPolicy, leaves: usize, shuffle: bool) -> Result<RadixCa
 }
 
 /// Nanoseconds per evicted leaf, evicting at least `count` leaves, 64
-/// tokens (about 16 leaves) per call; returns the cost and the tokens freed.
+/// tokens (about 16 leaves) per call, in five rounds: the fastest round
+/// counts (the machine is shared; the minimum is the least disturbed).
+/// Returns the cost and the tokens freed.
 fn evict_cost(cache: &mut RadixCache<u32>, count: usize) -> Result<(f64, usize)> {
     let mut out = Vec::with_capacity(128);
-    let (mut leaves, mut tokens) = (0, 0);
-    let start = Instant::now();
-    while leaves < count {
-        out.clear();
-        let done = cache.evict_into(64, &mut out);
-        ensure!(done.tokens == 64 && out.len() == 64, "evicted {done:?}");
-        // A trimmed leaf is one victim too (its end went, its head stays).
-        leaves += done.leaves + done.trimmed;
-        tokens += done.tokens;
+    let mut tokens = 0;
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let mut leaves = 0;
+        let start = Instant::now();
+        while leaves < count / 5 {
+            out.clear();
+            let done = cache.evict_into(64, &mut out);
+            ensure!(done.tokens == 64 && out.len() == 64, "evicted {done:?}");
+            // A trimmed leaf is one victim too (its end went, its head stays).
+            leaves += done.leaves + done.trimmed;
+            tokens += done.tokens;
+        }
+        best = best.min(start.elapsed().as_nanos() as f64 / leaves as f64);
     }
-    Ok((start.elapsed().as_nanos() as f64 / leaves as f64, tokens))
+    Ok((best, tokens))
 }
 
 fn eviction(report: &mut Report) -> Result<()> {
@@ -148,7 +155,8 @@ fn eviction(report: &mut Report) -> Result<()> {
         }
     }
     report.note(
-        "eviction: 5000 leaves evicted 64 tokens per call from trees of 10k and 1M leaves; \
+        "eviction: 5000 leaves evicted 64 tokens per call (5 rounds, fastest kept) from trees \
+         of 10k and 1M leaves; \
          'shuffled' touches every leaf in random order first, so each victim is a cache \
          miss at 1M leaves (hundreds of MB) and a cache hit at 10k: that gap is DRAM \
          latency, not work per leaf (compare the heap rebuilt per call below).",

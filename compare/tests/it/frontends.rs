@@ -212,3 +212,106 @@ fn gbnf_grammars_match_llguidance_through_to_lark() {
         compare(&name, &lark, &ours, &inputs);
     }
 }
+
+/// A seeded random Lark grammar: a start rule, two rules and two terminals
+/// over a small alphabet, with every operator.
+///
+/// No `%ignore`: the engines differ on ignored text next to a lexeme that
+/// matches the empty string at the start or end of the text. llguidance
+/// counts the empty match as a lexeme, so `start: A "b"`, `A: "a"?`,
+/// `%ignore " "` accepts `" b"` there; our builder makes nullable lexemes
+/// optional symbols, so ignored text before the first real lexeme is
+/// rejected. Reported to the engine; the hand-written `%ignore` cases above
+/// avoid it.
+fn random_grammar(rng: &mut SmallRng) -> String {
+    fn pick<'a>(rng: &mut SmallRng, xs: &[&'a str]) -> &'a str {
+        xs[rng.random_range(0..xs.len())]
+    }
+    fn body(rng: &mut SmallRng, atoms: &[&str], depth: u32) -> String {
+        let alts = rng.random_range(1..4);
+        let mut out = Vec::new();
+        for _ in 0..alts {
+            let n = rng.random_range(if depth == 0 { 1 } else { 0 }..4);
+            let mut seq = Vec::new();
+            for _ in 0..n {
+                let atom = if depth < 2 && rng.random_bool(0.2) {
+                    format!("({})", body(rng, atoms, depth + 1))
+                } else {
+                    pick(rng, atoms).to_string()
+                };
+                let op = pick(rng, &["", "", "", "*", "+", "?", "{2}", "{0,2}", "{1,}"]);
+                seq.push(format!("{atom}{op}"));
+            }
+            out.push(seq.join(" "));
+        }
+        out.join(" | ")
+    }
+    const TERM_ATOMS: &[&str] =
+        &["\"a\"", "\"b\"", "\"ab\"", "/[ab]+/", "/c*/", "\"a\"..\"c\"", "\"B\"i"];
+    const RULE_ATOMS: &[&str] =
+        &["\"a\"", "\"b\"", "\"ab\"", "/[ab]+/", "/c+/", "T", "U", "r", "s", "\"c\""];
+    let mut g = format!("start: {}\n", body(rng, RULE_ATOMS, 0));
+    // The last alternative keeps `r` productive: llguidance keeps rules
+    // that derive no string and allows the prefixes they predict (which no
+    // text can complete), where our builder removes them and is exact.
+    g += &format!("r: {} | \"c\"\n", body(rng, RULE_ATOMS, 0));
+    g += &format!("s: {}\n", body(rng, &RULE_ATOMS[..7], 0));
+    g += &format!("T: {}\n", body(rng, TERM_ATOMS, 0));
+    g += &format!("U: {}\n", body(rng, &["T", "\"c\"", "/b?a/"], 0));
+    g
+}
+
+#[test]
+fn random_lark_grammars_match_llguidance() {
+    let mut rng = SmallRng::seed_from_u64(2024);
+    let mut compared = 0;
+    for _ in 0..150 {
+        let src = random_grammar(&mut rng);
+        // Both engines must agree on whether the grammar compiles at all.
+        let ours = grammar::lark::compile(&src, &Config::default());
+        let grammar = llguidance::api::TopLevelGrammar::from_lark(src.clone());
+        let peer = peer_factory().create_parser(grammar);
+        let ours = match ours {
+            Ok(g) => g,
+            Err(e) => {
+                // We reject grammars whose language is empty (a rule with no
+                // finite derivation); llguidance compiles them and accepts
+                // nothing. Check that it accepts nothing.
+                if let Ok(peer) = &peer {
+                    assert!(
+                        e.message().contains("accepts no string"),
+                        "only ours rejects: {e}\n{src}"
+                    );
+                    for input in random_inputs("ab c", 1, 50) {
+                        assert!(!peer_prefix(peer, input.as_bytes()).1, "{src}\n{input:?}");
+                    }
+                }
+                continue;
+            }
+        };
+        let (s1, s2) = (rng.random(), rng.random());
+        // The lexer (derivre 0.3.13's simplifier) can panic on some of these
+        // regexes (e.g. `(b?a){0,2}c|((b?a)?a?|ac|b?a)+(b?a){2}c` on "bab"),
+        // where llguidance does not: reported, and skipped here so the
+        // front-end comparison runs on the rest.
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut inputs = random_inputs("ab c", s1, 30);
+            inputs.extend(guided_inputs(&ours, "ab cB", s2, 30));
+            compare(&src, &src, &ours, &inputs);
+        }));
+        match run {
+            Ok(()) => compared += 1,
+            Err(e) => {
+                let msg = e
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| e.downcast_ref::<&str>().copied())
+                    .unwrap_or("");
+                // Only the known derivre panic is tolerated; a mismatch fails.
+                assert!(msg.contains("Option::unwrap()"), "{msg}\n{src}");
+                println!("KNOWN ISSUE: lexer panic (derivre simplify) on\n{src}");
+            }
+        }
+    }
+    assert!(compared >= 100, "only {compared} grammars compared");
+}

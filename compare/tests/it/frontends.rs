@@ -315,3 +315,62 @@ fn random_lark_grammars_match_llguidance() {
     }
     assert!(compared >= 100, "only {compared} grammars compared");
 }
+
+/// A seeded random GBNF grammar: `root`, a recursive rule and rules that
+/// become terminals, over literals, classes, `.` and every repetition.
+fn random_gbnf(rng: &mut SmallRng) -> String {
+    fn pick<'a>(rng: &mut SmallRng, xs: &[&'a str]) -> &'a str {
+        xs[rng.random_range(0..xs.len())]
+    }
+    fn body(rng: &mut SmallRng, atoms: &[&str]) -> String {
+        let alts = rng.random_range(1..4);
+        let mut out = Vec::new();
+        for _ in 0..alts {
+            let mut seq = Vec::new();
+            for _ in 0..rng.random_range(1..4) {
+                let atom = pick(rng, atoms);
+                let op = pick(rng, &["", "", "*", "+", "?", "{2}", "{0,2}", "{1,}"]);
+                seq.push(format!("{atom}{op}"));
+            }
+            out.push(seq.join(" "));
+        }
+        out.join(" | ")
+    }
+    const LEAVES: &[&str] = &["\"a\"", "\"ab\"", "[a-c]", "[^ab]", "\"b\"", "(\"a\" | [bc])"];
+    let mut g = format!("root ::= {}\n", body(rng, &["\"a\"", "item", "word", "rec", "[b-c]"]));
+    g += &format!("rec ::= \"(\" rec \")\" | {}\n", body(rng, &["item", "\"c\"", "word"]));
+    g += &format!("item ::= {}\n", body(rng, LEAVES));
+    g += &format!("word ::= {}\n", body(rng, &["item", "\"b\"", "[ab]"]));
+    g
+}
+
+#[test]
+fn random_gbnf_grammars_match_llguidance() {
+    let mut rng = SmallRng::seed_from_u64(77);
+    let mut compared = 0;
+    for _ in 0..100 {
+        let src = random_gbnf(&mut rng);
+        let ours = grammar::gbnf::compile(&src, &Config::default())
+            .unwrap_or_else(|e| panic!("{src}\n{e}"));
+        let lark = grammar::gbnf::to_lark(&src, &Config::default()).unwrap();
+        let (s1, s2) = (rng.random(), rng.random());
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut inputs = random_inputs("abc()x", s1, 30);
+            inputs.extend(guided_inputs(&ours, "abc()x", s2, 30));
+            compare(&src, &lark, &ours, &inputs);
+        }));
+        match run {
+            Ok(()) => compared += 1,
+            Err(e) => {
+                let msg = e
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| e.downcast_ref::<&str>().copied())
+                    .unwrap_or("");
+                assert!(msg.contains("Option::unwrap()"), "{msg}\n{src}");
+                println!("KNOWN ISSUE: lexer panic (derivre simplify) on\n{src}");
+            }
+        }
+    }
+    assert!(compared >= 70, "only {compared} grammars compared");
+}

@@ -30,3 +30,4 @@ pub use slicer;
 pub use toktrie;
 
 pub mod tokenizer;
+pub mod trie;

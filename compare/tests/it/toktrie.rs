@@ -1,9 +1,13 @@
-//! `toktrie` against llguidance's `toktrie` 1.9.1 (`peer_toktrie`): the same
-//! vocabularies and the same random DFAs give the same masks.
+//! `toktrie` against the peers: llguidance's `toktrie` 1.9.1 (`peer_toktrie`)
+//! gives the same masks for the same vocabularies and random DFAs; and every
+//! shared `tokenizer.json` loads (through `bpe` and the umbrella's
+//! `toktrie_from_tokenizer`) into a trie whose token bytes decode, through
+//! Hugging Face `tokenizers`' own decoder, to the same text.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use toktrie::{TokTrieBuilder, TokenId};
+use structgen::trie::toktrie_from_tokenizer;
+use toktrie::{TokTrieBuilder, TokenId, TokenKind};
 
 const DEAD: u32 = u32::MAX;
 
@@ -103,5 +107,68 @@ fn masks_equal_llguidance_toktrie_on_o200k_and_cl100k() {
                 assert!(bytes.iter().all(|&b| r.push(b)));
             }
         }
+    }
+}
+
+/// Ids checked per tokenizer, beyond the first 300 and every special.
+const SAMPLE: usize = 3000;
+
+#[test]
+fn every_shared_tokenizer_loads_and_its_token_bytes_round_trip() {
+    let Some(dir) = compare::shared::data_dir_or_skip("tokenizer.json vocabulary tries") else {
+        return;
+    };
+    let mut files: Vec<String> = std::fs::read_dir(dir.join("tokenizers"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".tokenizer.json.gz"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no tokenizer.json files in shared/data/tokenizers");
+    for file in files {
+        let json = compare::shared::read(&format!("tokenizers/{file}")).unwrap();
+        let ours = bpe::Tokenizer::from_tokenizer_json(&json)
+            .unwrap_or_else(|e| panic!("{file}: bpe cannot load it: {e}"));
+        let trie = toktrie_from_tokenizer(&ours).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let hf = tokenizers::Tokenizer::from_bytes(&json).unwrap();
+        assert_eq!(trie.vocab_size(), hf.get_vocab_size(true), "{file}: vocabulary size");
+        assert!(!trie.eos_tokens().is_empty(), "{file}: no end-of-sequence token");
+
+        // An anchor token in front keeps SentencePiece decoders from
+        // stripping the leading space of the token under test. Of the ids
+        // spelling `a`, take the last: SentencePiece's byte-fallback
+        // `<0x61>` comes first, and the decoder would fuse it with a
+        // following byte token.
+        let a = trie.token_id(b"a").unwrap_or_else(|| panic!("{file}: no token `a`"));
+        let anchor = *trie.same_bytes(a).last().unwrap();
+        let mut rng = SmallRng::seed_from_u64(3);
+        let n = trie.vocab_size() as u32;
+        let mut ids: Vec<u32> = (0..n.min(300)).collect();
+        ids.extend((0..SAMPLE).map(|_| rng.random_range(0..n)));
+        ids.extend(trie.specials().map(|(id, _)| id.0));
+        let mut checked = 0;
+        for id in ids {
+            match trie.kind(TokenId(id)) {
+                TokenKind::Ordinary => {
+                    let bytes = trie.token_bytes(TokenId(id)).unwrap();
+                    let mut want = trie.token_bytes(anchor).unwrap().to_vec();
+                    want.extend_from_slice(bytes);
+                    let got = hf.decode(&[anchor.0, id], false).unwrap();
+                    assert_eq!(got, String::from_utf8_lossy(&want), "{file}: token {id}");
+                    assert!(trie.same_bytes(TokenId(id)).contains(&TokenId(id)));
+                }
+                TokenKind::Special => {
+                    let got = hf.decode(&[id], false).unwrap();
+                    assert_eq!(Some(got.as_str()), trie.special_name(TokenId(id)), "{file}: {id}");
+                }
+                _ => assert!(hf.id_to_token(id).is_none(), "{file}: id {id} is a hole for us"),
+            }
+            checked += 1;
+        }
+        eprintln!(
+            "{file}: {} ids, {} nodes, {checked} ids checked",
+            trie.vocab_size(),
+            trie.num_nodes()
+        );
     }
 }

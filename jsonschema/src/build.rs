@@ -184,7 +184,7 @@ impl<'a> Compiler<'a> {
         Ok(r.is_match(s))
     }
 
-    fn pattern(&mut self, kw: &str, ptr: &str, p: &Value) -> Result<RegexAst> {
+    pub(crate) fn pattern(&mut self, kw: &str, ptr: &str, p: &Value) -> Result<RegexAst> {
         let p = p.as_str().ok_or_else(|| self.invalid(kw, ptr, "a pattern must be a string"))?;
         let rx = ecma::translate(p)
             .map_err(|m| self.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {m}")))?;
@@ -549,6 +549,7 @@ impl<'a> Compiler<'a> {
                     regions: Vec::new(),
                     min: 0,
                     max: None,
+                    witnesses: Vec::new(),
                 })
             }
         })
@@ -807,7 +808,12 @@ impl<'a> Compiler<'a> {
     }
 
     /// The regex a key must match under a `propertyNames` schema; `None` if any key.
-    fn key_regex(&mut self, s: &Schema, ptr: &str, depth: usize) -> Result<Option<RegexAst>> {
+    pub(crate) fn key_regex(
+        &mut self,
+        s: &Schema,
+        ptr: &str,
+        depth: usize,
+    ) -> Result<Option<RegexAst>> {
         self.tick(ptr, depth)?;
         Ok(match s {
             Schema::Any => None,

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::build::Compiler;
 use crate::error::{ErrorKind, Result};
-use crate::ir::{ArraySchema, NumberSchema, ObjectSchema, Schema, StringSchema};
+use crate::ir::{ArraySchema, NumberSchema, ObjectSchema, Schema, StringSchema, any_key};
 use crate::number::{Bound, Decimal};
 use crate::resolve::escape_token;
 
@@ -161,6 +161,70 @@ impl Compiler<'_> {
                         _ => number(Some(Bound { value: d, exclusive: false }), None),
                     }
                 }
+                "additionalProperties" => {
+                    let c = self.complement(val, &kptr, depth + 1)?;
+                    if c.is_never() {
+                        continue;
+                    }
+                    let mut known: Vec<RegexAst> = Vec::new();
+                    if let Some(props) = m.get("properties").and_then(Value::as_object) {
+                        known.extend(props.keys().map(|k| RegexAst::Literal(k.clone())));
+                    }
+                    if let Some(pp) = m.get("patternProperties").and_then(Value::as_object) {
+                        for p in pp.keys() {
+                            known.push(self.pattern(
+                                "patternProperties",
+                                ptr,
+                                &Value::String(p.clone()),
+                            )?);
+                        }
+                    }
+                    let rx = if known.is_empty() {
+                        any_key()
+                    } else {
+                        RegexAst::Not(Box::new(RegexAst::Or(known)))
+                    };
+                    witness(rx, c)
+                }
+                "patternProperties" => {
+                    let mut bs = Vec::new();
+                    for (p, sub) in val.as_object().into_iter().flatten() {
+                        let c = self.complement(
+                            sub,
+                            &format!("{kptr}/{}", escape_token(p)),
+                            depth + 1,
+                        )?;
+                        if c.is_never() {
+                            continue;
+                        }
+                        let rx =
+                            self.pattern("patternProperties", ptr, &Value::String(p.clone()))?;
+                        bs.push(witness(rx, c));
+                    }
+                    Schema::any_of(bs)
+                }
+                "propertyNames" => {
+                    let s = self.compile_value(val, &kptr, depth + 1)?;
+                    match self.key_regex(&s, ptr, depth + 1)? {
+                        None => continue,
+                        Some(rx) => witness(RegexAst::Not(Box::new(rx)), Schema::Any),
+                    }
+                }
+                "multipleOf" => {
+                    let d = val
+                        .as_number()
+                        .and_then(|n| Decimal::from_json(n, self.options.limits.max_number_digits))
+                        .filter(|d| {
+                            !d.neg && !d.is_zero() && crate::number::multiple_of(d).is_some()
+                        });
+                    let Some(d) = d else {
+                        return inexpressible(self, k);
+                    };
+                    Schema::Number(NumberSchema {
+                        not_multiple_of: vec![d],
+                        ..NumberSchema::default()
+                    })
+                }
                 "minItems" | "maxItems" | "minProperties" | "maxProperties" => {
                     let Some(n) = val.as_u64().map(|n| n as usize) else {
                         return inexpressible(self, k);
@@ -263,6 +327,11 @@ impl Compiler<'_> {
         bs.push(Schema::Object(ObjectSchema::default()));
         Ok(Schema::any_of(bs))
     }
+}
+
+/// Objects with at least one member whose key matches `rx` and value `s`.
+fn witness(rx: RegexAst, s: Schema) -> Schema {
+    Schema::Object(ObjectSchema { witnesses: vec![(rx, s)], ..ObjectSchema::default() })
 }
 
 fn non_objects() -> Vec<Schema> {

@@ -96,12 +96,15 @@ impl Compiler<'_> {
                 }
                 let mut excluded = a.excluded;
                 excluded.extend(b.excluded);
+                let mut not_multiple_of = a.not_multiple_of;
+                not_multiple_of.extend(b.not_multiple_of);
                 let n = NumberSchema {
                     integer: a.integer || b.integer,
                     non_integer: a.non_integer || b.non_integer,
                     min: tighter_min(a.min, b.min),
                     max: tighter_max(a.max, b.max),
                     multiple_of,
+                    not_multiple_of,
                     excluded,
                 };
                 if number_is_empty(&n) { Schema::Never } else { Schema::Number(n) }
@@ -196,12 +199,15 @@ impl Compiler<'_> {
                 required.push(k);
             }
         }
+        let mut witnesses = a.witnesses;
+        witnesses.extend(b.witnesses);
         Ok(normalize_object(ObjectSchema {
             properties,
             regions,
             required,
             min: a.min.max(b.min),
             max: min_opt(a.max, b.max),
+            witnesses,
         }))
     }
 

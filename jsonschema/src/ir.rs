@@ -36,6 +36,8 @@ pub(crate) struct NumberSchema {
     pub(crate) max: Option<Bound>,
     /// Every `multipleOf` (all must hold).
     pub(crate) multiple_of: Vec<Decimal>,
+    /// Divisors the value must not be a multiple of (from `not`).
+    pub(crate) not_multiple_of: Vec<Decimal>,
     /// Values excluded (from `not` with `const`/`enum`).
     pub(crate) excluded: Vec<Decimal>,
 }
@@ -83,6 +85,10 @@ pub(crate) struct ObjectSchema {
     pub(crate) required: Vec<String>,
     pub(crate) min: usize,
     pub(crate) max: Option<usize>,
+    /// Each witness requires at least one member whose key matches the
+    /// regex and whose value matches the schema (from negated
+    /// `additionalProperties`, `patternProperties`, `propertyNames`).
+    pub(crate) witnesses: Vec<(RegexAst, Schema)>,
 }
 
 /// The regex of every key.
@@ -98,6 +104,7 @@ impl Default for ObjectSchema {
             required: Vec::new(),
             min: 0,
             max: None,
+            witnesses: Vec::new(),
         }
     }
 }

@@ -267,11 +267,13 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             || n.max.is_some()
             || !n.multiple_of.is_empty()
             || !n.excluded.is_empty()
+            || !n.not_multiple_of.is_empty()
             || n.non_integer;
         let form = if n.non_integer {
             r"-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*"
         } else if n.integer {
-            if self.c.options.integer_zero_fraction {
+            // draft-04 counts 1.0 as a non-integer; later drafts as an integer.
+            if self.c.options.integer_zero_fraction && self.c.index.draft >= 6 {
                 r"-?(0|[1-9][0-9]*)(\.0+)?"
             } else {
                 r"-?(0|[1-9][0-9]*)"
@@ -293,6 +295,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 parts.push(rx);
             } else {
                 parts.push(RegexAst::NoMatch);
+            }
+        }
+        for d in &n.not_multiple_of {
+            match number::multiple_of(d) {
+                Some(rx) => parts.push(RegexAst::Not(Box::new(rx))),
+                None => parts.push(RegexAst::NoMatch),
             }
         }
         for v in &n.excluded {
@@ -373,33 +381,81 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         Ok(Some(Symbol::Nonterminal(nt)))
     }
 
-    fn object(&mut self, o: &ObjectSchema, depth: usize) -> Result<Option<Symbol>> {
-        // (name, value symbol, required)
-        let mut props: Vec<(String, Option<Symbol>, bool)> = Vec::new();
-        for (k, s) in &o.properties {
-            let req = o.required.contains(k);
-            let sym = self.lower(s, depth + 1)?;
-            if sym.is_none() && req {
-                return Ok(None);
+    /// The ways to emit one member: (value symbol, witness bits it sets), for
+    /// a key matching `key_rx` (or named `name`) whose plain schema is `s`.
+    fn member_options(
+        &mut self,
+        o: &ObjectSchema,
+        s: &Schema,
+        name: Option<&str>,
+        depth: usize,
+    ) -> Result<Vec<(u32, Schema)>> {
+        let mut out = vec![(0u32, s.clone())];
+        let n = o.witnesses.len();
+        for mask in 1u32..(1 << n) {
+            let mut v = s.clone();
+            let mut ok = true;
+            for (w, (rx, ws)) in o.witnesses.iter().enumerate() {
+                if mask & (1 << w) == 0 {
+                    continue;
+                }
+                if let Some(name) = name {
+                    if !self.c.regex_matches(rx, name)? {
+                        ok = false;
+                        break;
+                    }
+                }
+                v = self.c.intersect(v, ws.clone(), depth + 1)?;
             }
-            props.push((k.clone(), sym, req));
+            if ok && !v.is_never() {
+                out.push((mask, v));
+            }
+        }
+        Ok(out)
+    }
+
+    fn object(&mut self, o: &ObjectSchema, depth: usize) -> Result<Option<Symbol>> {
+        let nw = o.witnesses.len();
+        if nw > 3 {
+            return Err(self.c.err(
+                ErrorKind::LimitExceeded,
+                "",
+                "",
+                "more than 3 negated member constraints on one object",
+            ));
+        }
+        let full = (1u32 << nw) - 1;
+        // (key lexeme, [(value symbol, witness bits)], required)
+        type Opts = Vec<(Symbol, u32)>;
+        let mut props: Vec<(String, Opts, bool)> = Vec::new();
+        let mut named: Vec<(String, Schema, bool)> = Vec::new();
+        for (k, s) in &o.properties {
+            named.push((k.clone(), s.clone(), o.required.contains(k)));
         }
         for r in &o.required {
-            if props.iter().any(|(k, _, _)| k == r) {
-                continue;
+            if !named.iter().any(|(k, _, _)| k == r) {
+                let s = self.c.key_schema(o, r)?;
+                named.push((r.clone(), s, true));
             }
-            let s = self.c.key_schema(o, r)?;
-            let sym = self.lower(&s, depth + 1)?;
-            if sym.is_none() {
+        }
+        for (k, s, req) in &named {
+            let mut opts = Vec::new();
+            for (bits, v) in self.member_options(o, s, Some(k), depth)? {
+                if let Some(sym) = self.lower(&v, depth + 1)? {
+                    opts.push((sym, bits));
+                }
+            }
+            if opts.is_empty() && *req {
                 return Ok(None);
             }
-            props.push((r.clone(), sym, true));
+            props.push((k.clone(), opts, *req));
         }
-        let mut regions = Vec::new();
         let names: Vec<RegexAst> =
-            props.iter().map(|(k, _, _)| RegexAst::Literal(k.clone())).collect();
+            named.iter().map(|(k, _, _)| RegexAst::Literal(k.clone())).collect();
+        // (key lexeme, value symbol, witness bits)
+        let mut regions: Vec<(LexemeId, Symbol, u32)> = Vec::new();
         for (rx, s) in &o.regions {
-            let key_rx = if names.is_empty() {
+            let base_rx = if names.is_empty() {
                 rx.clone()
             } else {
                 RegexAst::And(vec![
@@ -407,73 +463,78 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                     RegexAst::Not(Box::new(RegexAst::Or(names.clone()))),
                 ])
             };
-            let is_any = matches!(rx, RegexAst::Regex(r) if r == "(?s:.*)") && names.is_empty();
-            if !is_any && self.c.regex_is_empty(&key_rx)? == Some(true) {
-                continue;
+            for (bits, v) in self.member_options(o, s, None, depth)? {
+                let mut parts = vec![base_rx.clone()];
+                for (w, (wrx, _)) in o.witnesses.iter().enumerate() {
+                    if bits & (1 << w) != 0 {
+                        parts.push(wrx.clone());
+                    }
+                }
+                let key_rx = if parts.len() == 1 { base_rx.clone() } else { RegexAst::And(parts) };
+                let is_any = matches!(&key_rx, RegexAst::Regex(r) if r == "(?s:.*)");
+                if !is_any && self.c.regex_is_empty(&key_rx)? == Some(true) {
+                    continue;
+                }
+                let Some(vs) = self.lower(&v, depth + 1)? else { continue };
+                let key = self.lexeme("key", quote(key_rx));
+                regions.push((key, vs, bits));
             }
-            let Some(vs) = self.lower(s, depth + 1)? else { continue };
-            let key = self.lexeme("key", quote(key_rx));
-            regions.push((key, vs));
         }
         let n = props.len();
         let cap = o.max.unwrap_or(o.min.max(1));
         let inc = |c: usize| if o.max.is_some() { c + 1 } else { (c + 1).min(cap) };
-        let mut ids: HashMap<(usize, usize), NonterminalId> = HashMap::new();
-        let mut queue = VecDeque::new();
-        let mut get = |l: &mut Self,
-                       i: usize,
-                       c: usize,
-                       queue: &mut VecDeque<(usize, usize)>|
-         -> Result<NonterminalId> {
-            if let Some(&id) = ids.get(&(i, c)) {
+        type Key = (usize, usize, u32);
+        let mut ids: HashMap<Key, NonterminalId> = HashMap::new();
+        let mut queue: VecDeque<Key> = VecDeque::new();
+        let mut get = |l: &mut Self, k: Key, queue: &mut VecDeque<Key>| -> Result<NonterminalId> {
+            if let Some(&id) = ids.get(&k) {
                 return Ok(id);
             }
             let id = l.new_nt("object-rest".to_string())?;
-            ids.insert((i, c), id);
-            queue.push_back((i, c));
+            ids.insert(k, id);
+            queue.push_back(k);
             Ok(id)
         };
-        let first = get(self, 0, 0, &mut queue)?;
+        let first = get(self, (0, 0, 0), &mut queue)?;
         let mut keys = Vec::with_capacity(n);
         for (k, _, _) in &props {
             keys.push(self.lexeme("key", quote(RegexAst::Literal(k.clone()))));
         }
-        while let Some((i, c)) = queue.pop_front() {
-            let id = get(self, i, c, &mut queue)?;
+        while let Some((i, c, mask)) = queue.pop_front() {
+            let id = get(self, (i, c, mask), &mut queue)?;
             let can_add = o.max.is_none_or(|m| c < m);
             let mut alts = Vec::new();
-            let sep = |l: &Self, alt: &mut Vec<Symbol>| {
+            let member = |l: &Self, key: LexemeId, value: Symbol, next: NonterminalId| {
+                let mut alt = Vec::with_capacity(5);
                 if c > 0 {
                     alt.push(Symbol::Lexeme(l.comma));
                 }
+                alt.extend([
+                    Symbol::Lexeme(key),
+                    Symbol::Lexeme(l.colon),
+                    value,
+                    Symbol::Nonterminal(next),
+                ]);
+                alt
             };
             if i < n {
-                let (_, sym, req) = &props[i];
-                if let (Some(sym), true) = (sym, can_add) {
-                    let mut alt = Vec::new();
-                    sep(self, &mut alt);
-                    alt.push(Symbol::Lexeme(keys[i]));
-                    alt.push(Symbol::Lexeme(self.colon));
-                    alt.push(*sym);
-                    alt.push(Symbol::Nonterminal(get(self, i + 1, inc(c), &mut queue)?));
-                    alts.push(alt);
+                if can_add {
+                    for &(sym, bits) in &props[i].1 {
+                        let next = get(self, (i + 1, inc(c), mask | bits), &mut queue)?;
+                        alts.push(member(self, keys[i], sym, next));
+                    }
                 }
-                if !req {
-                    alts.push(vec![Symbol::Nonterminal(get(self, i + 1, c, &mut queue)?)]);
+                if !props[i].2 {
+                    alts.push(vec![Symbol::Nonterminal(get(self, (i + 1, c, mask), &mut queue)?)]);
                 }
             } else {
-                if c >= o.min {
+                if c >= o.min && mask == full {
                     alts.push(vec![Symbol::Lexeme(self.rbrace)]);
                 }
                 if can_add {
-                    for &(key, vs) in &regions {
-                        let mut alt = Vec::new();
-                        sep(self, &mut alt);
-                        alt.push(Symbol::Lexeme(key));
-                        alt.push(Symbol::Lexeme(self.colon));
-                        alt.push(vs);
-                        alt.push(Symbol::Nonterminal(get(self, n, inc(c), &mut queue)?));
-                        alts.push(alt);
+                    for &(key, vs, bits) in &regions {
+                        let next = get(self, (n, inc(c), mask | bits), &mut queue)?;
+                        alts.push(member(self, key, vs, next));
                     }
                 }
             }

@@ -87,7 +87,7 @@ pub struct Options {
     /// `None` leaves them unbounded, as the spec does.
     pub max_string_length: Option<usize>,
     /// Accept an integer written with a zero fraction (`1.0`), which the spec
-    /// counts as an integer.
+    /// counts as an integer since draft-06 (never in draft-04 schemas).
     pub integer_zero_fraction: bool,
     /// Treat `oneOf` as `anyOf` even when the branches are not provably disjoint
     /// (a looser grammar: off by default, on in lenient mode).

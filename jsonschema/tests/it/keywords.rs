@@ -237,6 +237,22 @@ fn applicators() {
 }
 
 #[test]
+fn negated_member_constraints() {
+    let s = json!({"type": "object", "oneOf": [
+        {"properties": {"a": {"type": "integer"}}, "additionalProperties": false},
+        {"properties": {"b": {"type": "integer"}}, "additionalProperties": false}
+    ]});
+    check(s, &[r#"{"a":1}"#, r#"{"b":2}"#], &["{}", r#"{"a":1,"b":2}"#, r#"{"c":1}"#]);
+    check(
+        json!({"not": {"propertyNames": {"maxLength": 2}}}),
+        &[r#"{"abc":1}"#, r#"{"a":1,"abc":2}"#],
+        &[r#"{"ab":1}"#, "{}", "1"],
+    );
+    let s = json!({"not": {"patternProperties": {"^x": {"type": "string"}}}});
+    check(s, &[r#"{"xa":1}"#, r#"{"y":1,"xb":null}"#], &[r#"{"xa":"s"}"#, r#"{"y":1}"#, "[]"]);
+}
+
+#[test]
 fn refs() {
     let s = json!({
         "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}, "v": {"type": "integer"}}, "additionalProperties": false}},

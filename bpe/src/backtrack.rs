@@ -49,49 +49,39 @@ struct Trie {
 }
 
 impl Trie {
-    fn build(tokens: &Tokens, valid: &[u32]) -> Trie {
-        // A pointer trie first, then flattened breadth-first.
-        let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
-        let mut token: Vec<u32> = vec![NONE];
-        for &t in valid {
-            let mut n = 0usize;
-            for &b in tokens.bytes(t) {
-                let found = children[n].iter().find(|c| c.0 == b).map(|c| c.1);
-                n = match found {
-                    Some(c) => c as usize,
-                    None => {
-                        let c = children.len() as u32;
-                        children[n].push((b, c));
-                        children.push(Vec::new());
-                        token.push(NONE);
-                        c as usize
-                    }
-                };
-            }
-            token[n] = t;
-        }
-        // Breadth-first renumbering so every node's children are contiguous.
-        let mut order = vec![0u32];
-        let mut new_id = vec![0u32; children.len()];
-        let mut i = 0;
-        while i < order.len() {
-            let n = order[i] as usize;
-            children[n].sort_unstable_by_key(|c| c.0);
-            for &(_, c) in &children[n] {
-                new_id[c as usize] = order.len() as u32;
-                order.push(c);
-            }
-            i += 1;
-        }
+    /// Builds the trie breadth-first from the tokens sorted by bytes: a
+    /// node is a run of sorted tokens sharing a prefix, its children the
+    /// sub-runs by the next byte. Linear in the total token length after the
+    /// sort; `ids` must have distinct bytes.
+    fn build(tokens: &Tokens, ids: &[u32]) -> Trie {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable_by(|&a, &b| tokens.bytes(a).cmp(tokens.bytes(b)));
         let mut trie = Trie::default();
-        trie.first.reserve(order.len() + 1);
-        for &n in &order {
-            trie.first.push(trie.child_label.len() as u32);
-            for &(b, c) in &children[n as usize] {
-                trie.child_label.push(b);
-                trie.child_node.push(new_id[c as usize]);
+        // (run start, run end, depth) per node, in node order.
+        let mut queue: Vec<(u32, u32, u32)> = vec![(0, ids.len() as u32, 0)];
+        let mut q = 0;
+        while q < queue.len() {
+            let (lo, hi, d) = queue[q];
+            let (mut i, hi, d) = (lo as usize, hi as usize, d as usize);
+            // The shortest string sorts first; it ends here when its length is d.
+            let ends_here = i < hi && tokens.token_len(ids[i]) == d;
+            trie.token.push(if ends_here { ids[i] } else { NONE });
+            if ends_here {
+                i += 1;
             }
-            trie.token.push(token[n as usize]);
+            trie.first.push(trie.child_label.len() as u32);
+            while i < hi {
+                let b = tokens.bytes(ids[i])[d];
+                let mut j = i + 1;
+                while j < hi && tokens.bytes(ids[j])[d] == b {
+                    j += 1;
+                }
+                trie.child_label.push(b);
+                trie.child_node.push(queue.len() as u32);
+                queue.push((i as u32, j as u32, d as u32 + 1));
+                i = j;
+            }
+            q += 1;
         }
         trie.first.push(trie.child_label.len() as u32);
         trie.root = vec![NONE; 256];
@@ -99,6 +89,22 @@ impl Trie {
             trie.root[trie.child_label[k] as usize] = trie.child_node[k];
         }
         trie
+    }
+
+    /// Calls `f` with every token that is a proper prefix of `bytes`.
+    #[inline]
+    fn prefixes(&self, bytes: &[u8], mut f: impl FnMut(u32, usize) -> bool) {
+        let mut n = 0u32;
+        for (i, &b) in bytes[..bytes.len().saturating_sub(1)].iter().enumerate() {
+            n = self.child(n, b);
+            if n == NONE {
+                return;
+            }
+            let t = self.token[n as usize];
+            if t != NONE && f(t, i + 1) {
+                return;
+            }
+        }
     }
 
     #[inline]
@@ -157,30 +163,36 @@ impl Backtracker {
                 && tokens.token_len(id) >= 2
                 && model.map.get(tokens, tokens.bytes(id)) == Some(id)
         };
+        let mut ordinary_ids: Vec<u32> = byte_ids.to_vec();
+        ordinary_ids.extend((0..n as u32).filter(|&id| ordinary(id)));
+        let mut all = Trie::build(tokens, &ordinary_ids);
         // Canonical splits in merge-priority order: a token's parts are
         // known before it, and `reaches` (BPE of the parts' bytes gets to the
         // two parts) needs only tables of lower priority.
         match &model.rules {
             Rules::Ranks => {
+                // Prefix tokens come from a trie walk; only they need a
+                // lookup of the rest.
                 for id in 0..n as u32 {
                     if !ordinary(id) {
                         continue;
                     }
                     let t = tokens.bytes(id);
-                    for i in 1..t.len() {
-                        let (Some(l), Some(r)) =
-                            (model.map.get(tokens, &t[..i]), model.map.get(tokens, &t[i..]))
-                        else {
-                            continue;
-                        };
+                    let mut found = None;
+                    all.prefixes(t, |l, i| {
+                        let Some(r) = model.map.get(tokens, &t[i..]) else { return false };
                         if bt.is_valid(l)
                             && bt.is_valid(r)
                             && bt.walk(model, tokens, t, i, l, r, true)
                         {
-                            bt.split[id as usize] = (l, r);
-                            bt.created[id as usize] = id.checked_add(1)?;
-                            break;
+                            found = Some((l, r));
+                            return true;
                         }
+                        false
+                    });
+                    if let Some(split) = found {
+                        bt.split[id as usize] = split;
+                        bt.created[id as usize] = id.checked_add(1)?;
                     }
                 }
             }
@@ -216,15 +228,21 @@ impl Backtracker {
                 return None;
             }
         }
-        let valid: Vec<u32> = (0..n as u32).filter(|&t| bt.is_valid(t)).collect();
-        let trie = Trie::build(tokens, &valid);
-        let mut next_prefix = vec![NONE; n];
-        for &t in &valid {
-            let b = tokens.bytes(t);
-            next_prefix[t as usize] = trie.longest(&b[..b.len() - 1]);
+        // The trie keeps only valid tokens.
+        for t in all.token.iter_mut() {
+            if *t != NONE && !bt.is_valid(*t) {
+                *t = NONE;
+            }
         }
+        let mut next_prefix = vec![NONE; n];
+        for t in 0..n as u32 {
+            if bt.is_valid(t) {
+                let b = tokens.bytes(t);
+                next_prefix[t as usize] = all.longest(&b[..b.len() - 1]);
+            }
+        }
+        bt.trie = all;
         bt.next_prefix = next_prefix;
-        bt.trie = trie;
         Some(bt)
     }
 

@@ -99,14 +99,18 @@ pub(crate) struct ByteMap {
     /// `u32::MAX` marks an empty slot; the length is a power of two.
     slots: Vec<u32>,
     mask: usize,
+    /// `64 - log2(slots.len())`.
+    shift: u32,
 }
 
+/// The slot of `bytes` in a table of `1 << (64 - shift)` slots: FxHash
+/// mixed by a multiply and taken from the high bits (Fx's low bits cluster).
 #[inline]
-fn hash(bytes: &[u8]) -> usize {
+fn slot(bytes: &[u8], shift: u32) -> usize {
     let mut h = FxHasher::default();
     h.write(bytes);
     h.write_usize(bytes.len());
-    h.finish() as usize
+    (h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
 }
 
 impl ByteMap {
@@ -119,11 +123,15 @@ impl ByteMap {
         capacity: usize,
     ) -> (ByteMap, Vec<u32>) {
         let size = (capacity.max(1) * 2).next_power_of_two();
-        let mut map = ByteMap { slots: vec![u32::MAX; size], mask: size - 1 };
+        let mut map = ByteMap {
+            slots: vec![u32::MAX; size],
+            mask: size - 1,
+            shift: 64 - size.trailing_zeros(),
+        };
         let mut duplicates = Vec::new();
         for id in ids {
             let b = tokens.bytes(id);
-            let mut i = hash(b) & map.mask;
+            let mut i = slot(b, map.shift);
             loop {
                 let s = map.slots[i];
                 if s == u32::MAX {
@@ -146,7 +154,7 @@ impl ByteMap {
         if self.slots.is_empty() {
             return None;
         }
-        let mut i = hash(key) & self.mask;
+        let mut i = slot(key, self.shift);
         loop {
             let s = self.slots[i];
             if s == u32::MAX {

@@ -118,23 +118,31 @@ impl TokenId {
 /// every accepted [`try_push_byte`](Recognizer::try_push_byte) is undone by a
 /// later [`pop_bytes`](Recognizer::pop_bytes) before the walk returns, so an
 /// implementation can keep its states on a stack and pop by moving a pointer.
+///
+/// The order of calls in one walk is: `trie_started`, then per visited node
+/// `pop_bytes(k)` (often `k = 0`, so it must be cheap) and `try_push_byte`,
+/// a final `pop_bytes` back to the starting position, then (for
+/// [`TokTrie::compute_mask`] and [`TokTrie::add_to_mask`]) one
+/// `special_allowed` per special token, then `trie_finished`. The walk never
+/// pops more than it pushed.
 pub trait Recognizer {
-    /// Called once before a walk starts, with nothing pushed.
+    /// Called once before a walk starts, at the walk's starting position.
     fn trie_started(&mut self) {}
 
-    /// Called once after a walk ends, with everything popped again.
+    /// Called once after a walk ends, back at the starting position.
     fn trie_finished(&mut self) {}
 
     /// Tries to extend the text by `byte`: on success pushes the new state and
     /// returns `true`; otherwise leaves the state as it was and returns `false`.
     fn try_push_byte(&mut self, byte: u8) -> bool;
 
-    /// Undoes the last `n` successful pushes.
+    /// Undoes the last `n` successful pushes (`n` may be 0).
     fn pop_bytes(&mut self, n: usize);
 
     /// Whether the special token `token` (EOS, a chat marker) is allowed at
     /// the current position. Special tokens are never reached by ordinary
-    /// bytes; the walk asks about them here instead.
+    /// bytes; the walk asks about each of them here instead, with nothing
+    /// pushed. The default allows none.
     fn special_allowed(&mut self, token: TokenId) -> bool {
         let _ = token;
         false

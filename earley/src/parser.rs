@@ -265,6 +265,23 @@ impl Parser {
         })
     }
 
+    /// Whether any byte or special token may come next; `false` means only
+    /// the end of the sequence remains (when accepting) or nothing at all.
+    /// Costs at most 256 lexer look-ups, far less than a mask.
+    pub fn can_extend(&mut self) -> bool {
+        let Some(&top) = self.frames.last() else { return false };
+        if !top.fresh && (0..=255u8).any(|b| !self.lexer.next(top.state, b).is_dead()) {
+            return true;
+        }
+        match self.boundary_row() {
+            Some(r) => {
+                let row = self.rows[r];
+                !self.lexer.next_is_dead_for_all(row.lexer_start) || self.any_special_allowed()
+            }
+            None => false,
+        }
+    }
+
     /// The row at which the next lexeme would start if the current one ended
     /// here, or `None` when the current lexeme cannot end here.
     fn boundary_row(&mut self) -> Option<usize> {

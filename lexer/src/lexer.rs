@@ -10,9 +10,14 @@ use crate::error::{LexerError, LexerErrorKind};
 use crate::spec::{LexemeId, LexemeSet, LexerLimits, LexerSpec};
 
 /// A lexer state: the set of lexemes still alive after the bytes seen since
-/// the last lexeme boundary, each with its derivative.
+/// the last lexeme boundary, each with its derivative. Meaningful only for
+/// the [`Lexer`] that made it.
 ///
-/// Ids are dense from 0 per [`Lexer`]; [`StateId::DEAD`] (no live lexeme) is 0.
+/// Bit layout (so that a transition is one add and one load):
+/// `(row << 1) | lazy_end`, where `row = dense index × number of byte
+/// classes` is the offset of the state's row in the transition table and
+/// `lazy_end` says that a lazy lexeme matches in this state.
+/// [`StateId::DEAD`] (no live lexeme) is 0.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub struct StateId(u32);
 
@@ -26,10 +31,17 @@ impl StateId {
         self == StateId::DEAD
     }
 
-    /// The id as an index into per-state arrays.
+    /// Whether a lazy lexeme matches in this state: the lexeme ends here,
+    /// with the byte that led to this state.
     #[inline]
-    pub fn index(self) -> usize {
-        self.0 as usize
+    pub fn is_lazy_end(self) -> bool {
+        self.0 & 1 != 0
+    }
+
+    /// The offset of the state's row in the transition table.
+    #[inline]
+    fn row(self) -> usize {
+        (self.0 >> 1) as usize
     }
 }
 
@@ -67,8 +79,6 @@ struct StateInfo {
     /// The lexemes whose derivative is nullable, i.e. that match the bytes
     /// seen so far; `None` when no lexeme matches.
     accepting: Option<AcceptSetId>,
-    /// Whether some accepting lexeme is lazy: the lexeme ends at this byte.
-    lazy_end: bool,
 }
 
 /// A lexer over the lexemes of one [`LexerSpec`].
@@ -82,13 +92,13 @@ pub struct Lexer {
     lexemes: Vec<LexemeInfo>,
     classes: ByteClasses,
     /// Flattened (lexeme id, expr id) pairs of every state, sorted by lexeme.
-    /// Invariant: `state_pairs[i]` is the content of `StateId(i)`; entry 0 is
-    /// empty (the dead state).
+    /// Invariant: `state_pairs[i]` is the content of the state of dense
+    /// index `i`; entry 0 is empty (the dead state).
     state_pairs: Vec<Box<[u32]>>,
     state_ids: FxHashMap<Box<[u32]>, StateId>,
     state_info: Vec<StateInfo>,
-    /// Invariant: `table[s * classes.len() + c]` is the successor of state `s`
-    /// on byte class `c`, or `MISSING` when not computed yet.
+    /// Invariant: `table[s.row() + c]` is the successor of state `s` on byte
+    /// class `c`, or `MISSING` when not computed yet.
     table: Vec<u32>,
     accept_sets: Vec<Box<[LexemeId]>>,
     accept_ids: FxHashMap<Box<[LexemeId]>, AcceptSetId>,
@@ -275,12 +285,17 @@ impl Lexer {
     /// (state, byte class) pair.
     #[inline]
     pub fn next(&mut self, state: StateId, byte: u8) -> StateId {
-        let idx = state.index() * self.classes.len() + self.classes.class(byte);
+        let idx = state.row() + self.classes.class(byte);
         let t = self.table[idx];
         if t != MISSING {
             return StateId(t);
         }
         self.next_slow(state, byte, idx)
+    }
+
+    /// Whether every byte leads from `state` to the dead state.
+    pub fn next_is_dead_for_all(&mut self, state: StateId) -> bool {
+        state.is_dead() || (0..=255u8).all(|b| self.next(state, b).is_dead())
     }
 
     /// The state after every byte of `bytes` (dead as soon as one is rejected).
@@ -297,14 +312,25 @@ impl Lexer {
     /// The lexemes that match the bytes seen since the boundary, if any.
     #[inline]
     pub fn accepting(&self, state: StateId) -> Option<AcceptSetId> {
-        self.state_info[state.index()].accepting
+        self.state_info[self.dense(state)].accepting
     }
 
-    /// Whether a lazy lexeme matches in `state`: the lexeme ends here, with
-    /// the byte that led to this state.
+    /// Whether a lazy lexeme matches in `state` (see [`StateId::is_lazy_end`]).
     #[inline]
     pub fn is_lazy_end(&self, state: StateId) -> bool {
-        self.state_info[state.index()].lazy_end
+        state.is_lazy_end()
+    }
+
+    /// The dense index of a state (0 for the dead state), below
+    /// [`num_states`](Lexer::num_states).
+    #[inline]
+    pub fn state_index(&self, state: StateId) -> usize {
+        state.row() / self.classes.len()
+    }
+
+    #[inline]
+    fn dense(&self, state: StateId) -> usize {
+        self.state_index(state)
     }
 
     /// The lexemes of an accepting set, in increasing id order.
@@ -318,7 +344,7 @@ impl Lexer {
 
     /// The lexemes still alive in `state`, in increasing id order.
     pub fn live_lexemes(&self, state: StateId) -> impl Iterator<Item = LexemeId> + '_ {
-        self.state_pairs[state.index()].chunks_exact(2).map(|p| LexemeId(p[0]))
+        self.state_pairs[self.dense(state)].chunks_exact(2).map(|p| LexemeId(p[0]))
     }
 
     /// Whether lexeme `id` matches `bytes` exactly (a test helper; it builds
@@ -335,7 +361,7 @@ impl Lexer {
     fn next_slow(&mut self, state: StateId, byte: u8, idx: usize) -> StateId {
         self.num_transitions += 1;
         let mut pairs = Vec::new();
-        let src = self.state_pairs[state.index()].clone();
+        let src = self.state_pairs[self.dense(state)].clone();
         for p in src.chunks_exact(2) {
             let e = ExprRef::new(p[1]);
             let d = self.deriv.derivative(&mut self.exprs, e, byte);
@@ -425,10 +451,15 @@ impl Lexer {
                 }
             })
         };
-        let s = StateId(self.state_pairs.len() as u32);
+        let dense = self.state_pairs.len();
+        let row = dense * self.classes.len();
+        if (row + self.classes.len()) as u64 >= (1u64 << 31) {
+            return Err(LexerError::new(LexerErrorKind::TooManyStates { limit: dense }));
+        }
+        let s = StateId(((row as u32) << 1) | lazy_end as u32);
         self.state_pairs.push(pairs.clone());
         self.state_ids.insert(pairs, s);
-        self.state_info.push(StateInfo { accepting, lazy_end });
+        self.state_info.push(StateInfo { accepting });
         // The dead state's row points to itself, so a walk never reads MISSING there.
         let fill = if s == StateId::DEAD { StateId::DEAD.0 } else { MISSING };
         self.table.extend(std::iter::repeat_n(fill, self.classes.len()));

@@ -15,9 +15,10 @@
 //! | [`coalesce`] | forced tokens in the canonical tokenization |
 //! | [`radix_cache`] | a token radix tree for prefix KV-cache reuse |
 //!
-//! The `Matcher` (compute mask, consume token, forced tokens, rollback) lands
-//! here with the mask-engine issue, and the `structgen` command-line tool is
-//! this crate's binary (`structgen --help`).
+//! [`Matcher`] composes them for one sequence: compute the token mask,
+//! consume tokens, validate, roll back; EOS is allowed exactly when the
+//! grammar accepts. The `structgen` command-line tool is this crate's binary
+//! (`structgen --help`).
 #![forbid(unsafe_code)]
 
 pub use bpe;
@@ -31,3 +32,6 @@ pub use toktrie;
 
 pub mod tokenizer;
 pub mod trie;
+
+pub mod matcher;
+pub use matcher::{Matcher, MatcherError};

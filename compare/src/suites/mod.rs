@@ -3,6 +3,7 @@
 use anyhow::{Result, bail};
 
 mod bpe;
+mod mask;
 mod radix;
 mod toktrie;
 
@@ -21,7 +22,7 @@ pub(crate) const SUITES: &[Suite] = &[
         about: "BPE encode/count/interval vs bpe-openai, tiktoken-rs",
         run: self::bpe::run,
     },
-    Suite { name: "mask", about: "grammar masks vs llguidance", run: pending },
+    Suite { name: "mask", about: "grammar masks vs llguidance", run: mask::run },
     Suite { name: "maskbench", about: "MaskBench JSON Schemas vs llguidance", run: pending },
     Suite { name: "coalesce", about: "forced tokens vs llguidance", run: pending },
     Suite { name: "radix", about: "radix prefix cache vs a hash-of-blocks cache", run: radix::run },

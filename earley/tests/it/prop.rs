@@ -146,6 +146,7 @@ fn masks_equal_the_naive_oracle() {
                 "accepting: case {case}, grammar {og:?}, prefix {:?}",
                 String::from_utf8_lossy(&prefix)
             );
+            assert!(mask.is_empty() || parser.can_extend(), "case {case}: can_extend");
             checked_masks += 1;
             let allowed: Vec<_> = mask.iter().collect();
             if allowed.is_empty() {

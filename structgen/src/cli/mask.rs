@@ -1,12 +1,15 @@
 //! `structgen mask`: walk an input through a grammar, checking every mask.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use clap::Args;
+use toktrie::TokenId;
 
-use super::common::{TokenizerSpec, not_in_this_build};
+use super::common::{TokenizerSpec, read_maybe_gz};
+use structgen::Matcher;
 
 /// Arguments of `structgen mask`.
 #[derive(Debug, Args)]
@@ -25,7 +28,90 @@ pub(crate) struct MaskArgs {
     pub(crate) verbose: bool,
 }
 
+/// Compiles a grammar file, choosing the front-end by its extension.
+pub(crate) fn load_grammar(path: &Path) -> Result<earley::Grammar> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read grammar file `{}`", path.display()))?;
+    let name = path.display();
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let g = match ext {
+        "regex" => grammar::regex::compile(text.trim_end_matches(['\n', '\r']))
+            .map_err(|e| anyhow::anyhow!("{name}:{e}"))?,
+        "lark" => grammar::lark::compile(&text, &grammar::Config::default())
+            .map_err(|e| anyhow::anyhow!("{name}:{e}"))?,
+        "gbnf" => grammar::gbnf::compile(&text, &grammar::Config::default())
+            .map_err(|e| anyhow::anyhow!("{name}:{e}"))?,
+        _ => bail!("{name}: unknown grammar kind `.{ext}` (expected .lark, .gbnf or .regex)"),
+    };
+    Ok(g)
+}
+
+/// Per-mask times in microseconds: mean, p50, p99, max.
+pub(crate) fn summary(times: &mut [f64]) -> String {
+    if times.is_empty() {
+        return "no masks".to_string();
+    }
+    times.sort_by(f64::total_cmp);
+    let pct = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    let mean = times.iter().sum::<f64>() / times.len() as f64;
+    format!(
+        "{} masks: mean {mean:.1} µs, p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+        times.len(),
+        pct(0.5),
+        pct(0.99),
+        times[times.len() - 1]
+    )
+}
+
 pub(crate) fn run(args: MaskArgs) -> Result<ExitCode> {
-    let _ = args;
-    not_in_this_build("mask", "the mask-engine issue")
+    let tok = args.tokenizer.load()?;
+    let grammar = load_grammar(&args.grammar)?;
+    let input = read_maybe_gz(&args.input)?;
+    let tokens: Vec<TokenId> = tok.encode_bytes(&input).into_iter().map(TokenId).collect();
+    let trie = std::sync::Arc::new(Matcher::trie_of(&tok).context("cannot build the token trie")?);
+    let mut m = Matcher::new(trie, &grammar)?;
+    let mut times = Vec::with_capacity(tokens.len() + 1);
+    let mut rejected = None;
+    for (step, &t) in tokens.iter().chain(std::iter::once(&TokenId(u32::MAX))).enumerate() {
+        let start = Instant::now();
+        let mask = m.compute_mask()?;
+        let micros = start.elapsed().as_secs_f64() * 1e6;
+        times.push(micros);
+        let popcount = mask.count();
+        let last = step == tokens.len();
+        if args.verbose {
+            let shown = if last {
+                "(end)".to_string()
+            } else {
+                let bytes = tok.token_bytes(t.0).unwrap_or(b"<special>");
+                format!("{} {:?}", t.0, String::from_utf8_lossy(bytes))
+            };
+            println!("step {step}: {popcount} allowed, {micros:.1} µs; next {shown}");
+        }
+        if last {
+            break;
+        }
+        if !mask.contains(t) {
+            rejected = Some(step);
+            break;
+        }
+        m.consume_token(t)?;
+    }
+    println!("{}", summary(&mut times));
+    if let Some(step) = rejected {
+        let consumed = tok.decode(&tokens[..step].iter().map(|t| t.0).collect::<Vec<_>>());
+        let consumed = consumed.map(|b| b.len()).unwrap_or(0);
+        println!(
+            "rejected: token {} (step {step}, byte offset {consumed}) is not allowed",
+            tokens[step].0
+        );
+        return Ok(ExitCode::from(1));
+    }
+    if m.is_accepting() {
+        println!("accepted: {} tokens", tokens.len());
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("rejected: the input is a proper prefix; the grammar does not accept at its end");
+        Ok(ExitCode::from(1))
+    }
 }

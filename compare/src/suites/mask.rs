@@ -1,0 +1,281 @@
+//! `cargo xtask bench mask`: per-mask time of our matcher vs llguidance 1.9.1
+//! with its slicer off, on regexes and Lark grammars, o200k and Llama-3.
+//!
+//! Every case first asserts that both engines give the same mask popcount at
+//! every step (the differential test in `compare/tests/it/mask.rs` compares
+//! the masks token for token), then times each mask of both engines on the
+//! same state, alternating, and the compile + first mask of both.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::json;
+use structgen::Matcher;
+use toktrie::{TokTrie, TokenId};
+
+use compare::report::Report;
+
+struct Vocab {
+    name: &'static str,
+    tokenizer: bpe::Tokenizer,
+    trie: Arc<TokTrie>,
+    peer: peer_toktrie::TokEnv,
+}
+
+fn vocab(name: &'static str, tokenizer: bpe::Tokenizer) -> Result<Vocab> {
+    let trie = Matcher::trie_of(&tokenizer)?;
+    let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
+    let mut words = Vec::with_capacity(tokenizer.vocab_size());
+    for id in 0..tokenizer.vocab_size() as u32 {
+        if tokenizer.is_special(id) {
+            let name = tokenizer.special_tokens().find(|&(i, _)| i == id).map(|x| x.1);
+            let mut w = vec![0xFF];
+            w.extend_from_slice(name.unwrap_or("").as_bytes());
+            words.push(w);
+        } else {
+            words.push(tokenizer.token_bytes(id).map(<[u8]>::to_vec).unwrap_or_default());
+        }
+    }
+    let info = peer_toktrie::TokRxInfo::new(words.len() as u32, eos);
+    let peer_trie = peer_toktrie::TokTrie::from(&info, &words);
+    let peer: peer_toktrie::TokEnv = Arc::new(peer_toktrie::ApproximateTokEnv::new(peer_trie));
+    Ok(Vocab { name, tokenizer, trie: Arc::new(trie), peer })
+}
+
+enum Kind {
+    Regex(&'static str),
+    Lark(String),
+}
+
+struct Case {
+    name: String,
+    kind: Kind,
+    input: String,
+}
+
+fn cases() -> Result<Vec<Case>> {
+    let mut cases = vec![
+        Case {
+            name: "regex: integer".into(),
+            kind: Kind::Regex("-?[0-9]+"),
+            input: "-12345678901234".into(),
+        },
+        Case {
+            name: "regex: json object".into(),
+            kind: Kind::Regex(
+                r#"\{"name": "[a-zA-Z ]{1,40}", "age": [0-9]{1,3}, "email": "[a-z.]+@[a-z]+\.[a-z]{2,4}"\}"#,
+            ),
+            input: r#"{"name": "John Smith", "age": 42, "email": "john.smith@example.com"}"#.into(),
+        },
+        Case {
+            name: "regex: free text".into(),
+            kind: Kind::Regex("[^\\n]{0,200}\\n"),
+            input: "It is a truth universally acknowledged, that a single man in possession \
+                    of a good fortune, must be in want of a wife.\n"
+                .into(),
+        },
+        Case {
+            name: "lark: arithmetic".into(),
+            kind: Kind::Lark(
+                "start: expr\nexpr: term ((\"+\"|\"-\") term)*\nterm: NUMBER | \"(\" expr \")\"\n\
+                 NUMBER: /[0-9]+/\n%ignore /[ \\t]+/\n"
+                    .into(),
+            ),
+            input: "12 + (3 - 4) + 5 - (((6 + 7) - 8) + 9) + 1000".into(),
+        },
+    ];
+    if let Some(dir) = compare::shared::data_dir() {
+        let read = |p: &str| -> Result<String> {
+            std::fs::read_to_string(dir.join(p)).with_context(|| format!("reading {p}"))
+        };
+        cases.push(Case {
+            name: "lark: syncode json".into(),
+            kind: Kind::Lark(read("grammars/lark/syncode/json_grammar.lark")?),
+            input: r#"{"name": "structgen", "tags": ["fast", "exact"], "version": 1.5, "ok": true, "deps": {"derivre": "0.3", "x": null}}"#.into(),
+        });
+        cases.push(Case {
+            name: "lark: syncode calc".into(),
+            kind: Kind::Lark(read("grammars/lark/syncode/calc_grammar.lark")?),
+            input: "1 + 2 * (3 - 4.5) / 6 - ((7))".into(),
+        });
+        cases.push(Case {
+            name: "lark: llguidance rfc (xml)".into(),
+            kind: Kind::Lark(read("grammars/lark/llguidance/rfc.lark")?),
+            input: read("grammars/lark/llguidance/rfc.xml")?,
+        });
+    }
+    Ok(cases)
+}
+
+fn ours_grammar(kind: &Kind) -> Result<earley::Grammar> {
+    Ok(match kind {
+        Kind::Regex(rx) => grammar::regex::compile(rx)?,
+        Kind::Lark(src) => grammar::lark::compile(src, &grammar::Config::default())?,
+    })
+}
+
+fn peer_grammar(kind: &Kind) -> llguidance::api::TopLevelGrammar {
+    match kind {
+        Kind::Regex(rx) => llguidance::api::TopLevelGrammar::from_regex(rx),
+        Kind::Lark(src) => llguidance::api::TopLevelGrammar::from_lark(src.clone()),
+    }
+}
+
+/// llguidance's parser factory for a vocabulary, made once per vocabulary
+/// (like our trie). No slices: the slicer is switched off (slicing is
+/// measured separately).
+fn peer_factory(v: &Vocab) -> Result<llguidance::ParserFactory> {
+    let mut factory = llguidance::ParserFactory::new(
+        &v.peer,
+        peer_toktrie::InferenceCapabilities::default(),
+        &[],
+    )?;
+    factory.quiet();
+    Ok(factory)
+}
+
+fn peer_matcher(factory: &llguidance::ParserFactory, kind: &Kind) -> Result<llguidance::Matcher> {
+    let m = llguidance::Matcher::new(factory.create_parser(peer_grammar(kind)));
+    if let Some(e) = m.get_error() {
+        bail!("llguidance: {e}");
+    }
+    Ok(m)
+}
+
+struct Stats {
+    mean: f64,
+    p99: f64,
+    max: f64,
+}
+
+fn stats(xs: &mut [f64]) -> Stats {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len().max(1);
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    let p99 = xs.get(((xs.len().saturating_sub(1)) as f64 * 0.99).round() as usize).copied();
+    Stats { mean, p99: p99.unwrap_or(0.0), max: xs.last().copied().unwrap_or(0.0) }
+}
+
+pub(crate) fn run(args: &[String]) -> Result<()> {
+    if !args.is_empty() {
+        bail!("the mask suite takes no arguments");
+    }
+    let mut report = Report::new(
+        "mask",
+        &[
+            "vocabulary",
+            "grammar",
+            "masks",
+            "ours mean µs",
+            "peer mean µs",
+            "mean ratio",
+            "ours p99 µs",
+            "peer p99 µs",
+            "p99 ratio",
+            "ours max µs",
+            "peer max µs",
+            "rows / pushed bytes",
+            "ours compile+1st ms",
+            "peer compile+1st ms",
+            "compile ratio",
+        ],
+    );
+    let mut vocabs = vec![vocab("o200k", bpe::Tokenizer::o200k_base())?];
+    match compare::shared::data_dir() {
+        Some(_) => {
+            let json = compare::shared::read("tokenizers/llama3.tokenizer.json.gz")?;
+            vocabs.push(vocab("llama3", bpe::Tokenizer::from_tokenizer_json(&json)?)?);
+        }
+        None => report.note("Llama-3 and the shared grammars skipped: ../shared/data is absent."),
+    }
+    let cases = cases()?;
+    let mut all = Vec::new();
+    for v in &vocabs {
+        let factory = peer_factory(v)?;
+        for case in &cases {
+            let label = format!("{} / {}", v.name, case.name);
+            let tokens: Vec<TokenId> =
+                v.tokenizer.encode(&case.input).into_iter().map(TokenId).collect();
+            let grammar = ours_grammar(&case.kind).with_context(|| label.clone())?;
+            // Three passes over the input with fresh matchers; per step, the
+            // fastest of the three (the machine is shared and noisy).
+            let steps = tokens.len() + 1;
+            let (mut t_ours, mut t_peer) = (vec![f64::INFINITY; steps], vec![f64::INFINITY; steps]);
+            let (mut rows, mut pushed) = (0u64, 0u64);
+            for pass in 0..3 {
+                let mut ours = Matcher::new(v.trie.clone(), &grammar)?;
+                let mut peer = peer_matcher(&factory, &case.kind)?;
+                for step in 0..steps {
+                    let start = Instant::now();
+                    let n_ours = ours.compute_mask()?.count();
+                    t_ours[step] = t_ours[step].min(start.elapsed().as_secs_f64() * 1e6);
+                    let start = Instant::now();
+                    let n_peer = peer.compute_mask_or_eos()?.num_set();
+                    t_peer[step] = t_peer[step].min(start.elapsed().as_secs_f64() * 1e6);
+                    ensure!(
+                        n_ours == n_peer,
+                        "{label}: step {step}: popcount {n_ours} vs {n_peer}"
+                    );
+                    ensure!(n_ours > 0, "{label}: empty mask at step {step}");
+                    if step < tokens.len() {
+                        ours.consume_token(tokens[step])?;
+                        peer.consume_token(tokens[step].0)?;
+                    }
+                }
+                ensure!(ours.is_accepting(), "{label}: input not accepted");
+                if pass == 0 {
+                    let s = ours.parser_stats();
+                    rows = s.rows_computed + s.rows_reused;
+                    pushed = s.bytes_pushed.max(1);
+                }
+            }
+            // compile + first mask, 5 interleaved runs each, mean
+            let (mut c_ours, mut c_peer) = (Vec::new(), Vec::new());
+            for _ in 0..5 {
+                let start = Instant::now();
+                let g = ours_grammar(&case.kind)?;
+                let mut m = Matcher::new(v.trie.clone(), &g)?;
+                std::hint::black_box(m.compute_mask()?.count());
+                c_ours.push(start.elapsed().as_secs_f64() * 1e3);
+                let start = Instant::now();
+                let mut m = peer_matcher(&factory, &case.kind)?;
+                std::hint::black_box(m.compute_mask()?.num_set());
+                c_peer.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+            let (so, sp) = (stats(&mut t_ours), stats(&mut t_peer));
+            let (co, cp) = (stats(&mut c_ours), stats(&mut c_peer));
+            report.row(vec![
+                json!(v.name),
+                json!(case.name),
+                json!(t_ours.len()),
+                json!(so.mean),
+                json!(sp.mean),
+                json!(so.mean / sp.mean),
+                json!(so.p99),
+                json!(sp.p99),
+                json!(so.p99 / sp.p99),
+                json!(so.max),
+                json!(sp.max),
+                json!(rows as f64 / pushed as f64),
+                json!(co.mean),
+                json!(cp.mean),
+                json!(co.mean / cp.mean),
+            ]);
+            all.push((so.mean, sp.mean));
+        }
+    }
+    let geo = (all.iter().map(|(a, b)| (a / b).ln()).sum::<f64>() / all.len().max(1) as f64).exp();
+    report.note(format!("geometric mean of mean-time ratios (ours / peer): {geo:.2}"));
+    report.extra("geomean mean ratio", json!(geo));
+    report.note(
+        "Each mask: the fastest of 3 passes over the input with fresh matchers, ours then \
+         llguidance on the same state (slicer off: no slices); ratio = ours / peer (lower is better). rows / pushed bytes: parser rows \
+         (computed or reused) per trie byte the recognizer accepted, i.e. the share of trie \
+         nodes that reached the parser. compile+1st: grammar compile + matcher + first mask, \
+         mean of 5.",
+    );
+    report.note(format!("machine: {}", compare::report::machine()));
+    report.finish()?;
+    Ok(())
+}

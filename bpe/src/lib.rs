@@ -60,7 +60,7 @@
 //! # Memory
 //! Token bytes in one buffer plus a 4-byte-per-slot hash table (about 6 MB
 //! for o200k); the backtracking tables (trie, canonical splits, next-prefix
-//! table) are built on the first piece longer than 48 bytes.
+//! table) are built on the first piece longer than 16 bytes.
 //!
 //! # Panics
 //! None on any input. [`Tokenizer::o200k_base`] and

@@ -59,6 +59,11 @@ pub(crate) struct Model {
 /// which is fastest on short inputs; longer ones a linear or `n log n` one.
 const SHORT: usize = 48;
 
+/// Pieces longer than this use the backtracking encoder when the vocabulary
+/// admits it: past a few characters it beats the quadratic loop (Japanese
+/// pieces are long runs of 3-byte characters).
+const LINEAR_MIN: usize = 16;
+
 #[inline]
 fn key(a: u32, b: u32) -> u64 {
     (u64::from(a) << 32) | u64::from(b)
@@ -146,7 +151,7 @@ impl Model {
                 return;
             }
         }
-        if piece.len() > SHORT {
+        if piece.len() > LINEAR_MIN {
             if let Some(bt) = self.backtracker(tokens) {
                 bt.encode(self, tokens, piece, out);
                 return;

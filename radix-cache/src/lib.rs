@@ -40,7 +40,8 @@
 //! With n = tokens of the sequence, m = matched tokens, d = nodes on the path
 //! (d <= n / page size), L = evictable leaves:
 //! `match_prefix` O(m + d) (plus copying m values); `insert` O(n + d);
-//! `lock` / `unlock` / `touch` O(d) (times log B for LFU and priority);
+//! `lock` / `unlock` / `touch` O(d) (times log B for LFU and priority, log L
+//! for FIFO);
 //! `evict` per evicted leaf O(1) for LRU, O(log B) for LFU and priority
 //! (B = distinct hit counts or priorities in use), O(log L) for FIFO (an
 //! indexed heap), plus O(freed tokens);
@@ -59,7 +60,8 @@
 //! their line number ([`sim::TraceError`]).
 //!
 //! # Features
-//! None. Depends only on `rustc-hash` (child maps) and `std`.
+//! None. Depends on `rustc-hash` (child maps) and, for reading trace lines
+//! exactly with their line numbers, `serde` and `serde_json`.
 #![forbid(unsafe_code)]
 
 mod cache;

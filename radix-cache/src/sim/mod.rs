@@ -223,7 +223,10 @@ pub fn simulate(workload: &Workload, config: &SimConfig) -> Result<SimReport, Er
     let mut values = Vec::new();
     let mut freed = Vec::new();
     while finished < n {
-        while waiting.len() < window && next < n && reqs[next].after.is_none_or(|a| done[a]) {
+        while waiting.len() < window
+            && next < n
+            && reqs[next].after.is_none_or(|a| done.get(a) == Some(&true))
+        {
             let mut prompt = Vec::with_capacity(reqs[next].prompt.len());
             reqs[next].prompt.expand_into(&mut prompt);
             report.prompt_tokens += prompt.len() as u64;

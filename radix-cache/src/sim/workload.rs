@@ -42,7 +42,7 @@ impl Prompt {
             Prompt::Blocks { ids, block, len } => {
                 let start = out.len();
                 for &id in ids {
-                    out.extend((0..*block).map(|j| id * block + j));
+                    out.extend((0..*block).map(|j| id.wrapping_mul(*block).wrapping_add(j)));
                 }
                 out.truncate(start + len);
             }

@@ -185,3 +185,12 @@ fn every_workload_runs_audited_under_every_policy() {
         assert_eq!(r.hit_rate, r.bound, "{}", w.name);
     }
 }
+
+#[test]
+fn a_request_waiting_for_a_later_one_is_an_error_not_a_hang() {
+    let mut w = batch_workload(vec![vec![1, 2], vec![3, 4]]);
+    w.requests[0].after = Some(1);
+    assert!(sim::simulate(&w, &SimConfig::default()).is_err());
+    w.requests[0].after = Some(99);
+    assert!(sim::simulate(&w, &SimConfig::default()).is_err());
+}

@@ -31,6 +31,9 @@ pub(crate) struct Backtracker {
     created: Vec<u32>,
     /// The longest valid token that is a proper prefix of each token.
     next_prefix: Vec<u32>,
+    /// tiktoken rules between valid tokens, filled once the splits are
+    /// known (during the split search the byte map answers instead).
+    pairs: PairTable,
     trie: Trie,
 }
 
@@ -153,6 +156,7 @@ impl Backtracker {
             split: vec![(NONE, NONE); n],
             created: vec![0u32; n],
             next_prefix: Vec::new(),
+            pairs: PairTable::default(),
             trie: Trie::default(),
         };
         for &id in byte_ids.iter() {
@@ -241,6 +245,24 @@ impl Backtracker {
                 next_prefix[t as usize] = all.longest(&b[..b.len() - 1]);
             }
         }
+        if let Rules::Ranks = model.rules {
+            // Every split of a valid token into two valid tokens is a rule
+            // whose priority is the token's rank.
+            let mut entries = Vec::new();
+            for id in 0..n as u32 {
+                if !bt.is_valid(id) || tokens.token_len(id) < 2 {
+                    continue;
+                }
+                let t = tokens.bytes(id);
+                all.prefixes(t, |l, i| {
+                    if let Some(r) = model.map.get(tokens, &t[i..]).filter(|&r| bt.is_valid(r)) {
+                        entries.push((key(l, r), id + 1));
+                    }
+                    false
+                });
+            }
+            bt.pairs = PairTable::new(&entries);
+        }
         bt.trie = all;
         bt.next_prefix = next_prefix;
         Some(bt)
@@ -259,6 +281,7 @@ impl Backtracker {
         y: u32,
     ) -> Option<u32> {
         match &model.rules {
+            Rules::Ranks if !self.pairs.is_empty() => self.pairs.get(key(x, y)),
             Rules::Ranks => {
                 let bytes = &piece[boundary - tokens.token_len(x)..boundary + tokens.token_len(y)];
                 let t = model.map.get(tokens, bytes)?;
@@ -378,10 +401,68 @@ impl Backtracker {
         self.split.capacity() * 8
             + self.created.capacity() * 4
             + self.next_prefix.capacity() * 4
+            + self.pairs.keys.capacity() * 12
             + self.trie.first.capacity() * 4
             + self.trie.child_label.capacity()
             + self.trie.child_node.capacity() * 4
             + self.trie.token.capacity() * 4
+    }
+}
+
+/// An open-addressing table from a token pair to a rule priority, 12 bytes
+/// a slot (no per-entry overhead beyond the load factor).
+#[derive(Debug, Default)]
+struct PairTable {
+    /// `u64::MAX` marks an empty slot; the length is a power of two.
+    keys: Vec<u64>,
+    vals: Vec<u32>,
+    /// `64 - log2(keys.len())`.
+    shift: u32,
+}
+
+impl PairTable {
+    fn new(entries: &[(u64, u32)]) -> PairTable {
+        let size = (entries.len() * 3 / 2 + 2).next_power_of_two();
+        let mut t = PairTable {
+            keys: vec![u64::MAX; size],
+            vals: vec![0; size],
+            shift: 64 - size.trailing_zeros(),
+        };
+        for &(k, v) in entries {
+            let mut i = t.slot(k);
+            while t.keys[i] != u64::MAX && t.keys[i] != k {
+                i = (i + 1) & (size - 1);
+            }
+            t.keys[i] = k;
+            t.vals[i] = v;
+        }
+        t
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    #[inline]
+    fn slot(&self, k: u64) -> usize {
+        (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn get(&self, k: u64) -> Option<u32> {
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(k);
+        loop {
+            let s = self.keys[i];
+            if s == k {
+                return Some(self.vals[i]);
+            }
+            if s == u64::MAX {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
     }
 }
 

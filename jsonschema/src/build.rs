@@ -16,9 +16,6 @@ use crate::resolve::{Index, escape_token, lookup};
 
 /// Keywords of the JSON Schema vocabularies this compiler does not implement.
 const UNSUPPORTED: &[&str] = &[
-    "contains",
-    "minContains",
-    "maxContains",
     "unevaluatedItems",
     "unevaluatedProperties",
     "$dynamicRef",
@@ -44,6 +41,9 @@ const CORE: &[&str] = &[
     "minItems",
     "maxItems",
     "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
     "properties",
     "patternProperties",
     "additionalProperties",
@@ -536,6 +536,7 @@ impl<'a> Compiler<'a> {
                     prefix,
                     items: Box::new(Schema::Never),
                     unique: false,
+                    contains: Vec::new(),
                 })
             }
             Value::Object(m) => {
@@ -712,6 +713,25 @@ impl<'a> Compiler<'a> {
                 a.items = Box::new(s);
             }
             None => {}
+        }
+        if let Some(c) = m.get("contains").filter(|_| self.index.draft >= 6) {
+            let min = if self.index.draft >= 2019 {
+                self.usize_kw(m, "minContains", ptr)?.unwrap_or(1)
+            } else {
+                1
+            };
+            if m.contains_key("maxContains") && self.index.draft >= 2019 {
+                self.unsupported(
+                    ErrorKind::UnsupportedKeyword,
+                    "maxContains",
+                    ptr,
+                    "`maxContains` is not supported".to_string(),
+                )?;
+            }
+            if min > 0 {
+                let s = self.compile_value(c, &ptr_join(ptr, "contains"), depth + 1)?;
+                a.contains.push((s, min));
+            }
         }
         if let Some((kw, p)) = prefix_src {
             let list =

@@ -210,6 +210,10 @@ impl Compiler<'_> {
                         Some(rx) => witness(RegexAst::Not(Box::new(rx)), Schema::Any),
                     }
                 }
+                "contains" if !m.contains_key("minContains") && !m.contains_key("maxContains") => {
+                    let c = self.complement(val, &kptr, depth + 1)?;
+                    Schema::Array(ArraySchema { items: Box::new(c), ..ArraySchema::default() })
+                }
                 "multipleOf" => {
                     let d = val
                         .as_number()

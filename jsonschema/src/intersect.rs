@@ -138,7 +138,10 @@ impl Compiler<'_> {
             prefix.push(self.intersect(x, y, depth + 1)?);
         }
         let items = self.intersect(*a.items, *b.items, depth + 1)?;
+        let mut contains = a.contains;
+        contains.extend(b.contains);
         Ok(normalize_array(ArraySchema {
+            contains,
             prefix,
             items: Box::new(items),
             min: a.min.max(b.min),

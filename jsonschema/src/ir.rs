@@ -59,6 +59,9 @@ pub(crate) struct ArraySchema {
     pub(crate) min: usize,
     pub(crate) max: Option<usize>,
     pub(crate) unique: bool,
+    /// Each entry requires at least `n` items matching the schema (`contains`
+    /// with `minContains`).
+    pub(crate) contains: Vec<(Schema, usize)>,
 }
 
 impl Default for ArraySchema {
@@ -69,6 +72,7 @@ impl Default for ArraySchema {
             min: 0,
             max: None,
             unique: false,
+            contains: Vec::new(),
         }
     }
 }

@@ -351,32 +351,130 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
         let k = prefix.len();
         let top = max.unwrap_or(k.max(a.min).max(1));
-        let mut ids = Vec::with_capacity(top + 1);
-        for _ in 0..=top {
-            ids.push(self.new_nt("array-rest".to_string())?);
+        if a.contains.is_empty() {
+            let mut ids = Vec::with_capacity(top + 1);
+            for _ in 0..=top {
+                ids.push(self.new_nt("array-rest".to_string())?);
+            }
+            for i in 0..=top {
+                let mut alts = Vec::new();
+                if i >= a.min {
+                    alts.push(vec![Symbol::Lexeme(self.rbracket)]);
+                }
+                let el = if i < k { prefix[i] } else { items };
+                let can_add = max.is_none_or(|m| i < m);
+                if let (Some(el), true) = (el, can_add) {
+                    let next = if max.is_some() { i + 1 } else { (i + 1).min(top) };
+                    let mut alt = Vec::new();
+                    if i > 0 {
+                        alt.push(Symbol::Lexeme(self.comma));
+                    }
+                    alt.push(el);
+                    alt.push(Symbol::Nonterminal(ids[next]));
+                    alts.push(alt);
+                }
+                self.set_alts(ids[i], alts);
+            }
+            let nt = self.alt_nt(
+                "array",
+                vec![vec![Symbol::Lexeme(self.lbracket), Symbol::Nonterminal(ids[0])]],
+            )?;
+            return Ok(Some(Symbol::Nonterminal(nt)));
         }
-        for i in 0..=top {
+        self.array_contains(a, &prefix, items, max, top, depth)
+    }
+
+    /// Arrays with `contains`: the state also counts, per constraint, the
+    /// matching items seen (saturating at its minimum).
+    fn array_contains(
+        &mut self,
+        a: &ArraySchema,
+        prefix: &[Option<Symbol>],
+        items: Option<Symbol>,
+        max: Option<usize>,
+        top: usize,
+        depth: usize,
+    ) -> Result<Option<Symbol>> {
+        let nc = a.contains.len();
+        let states: usize = a.contains.iter().map(|(_, n)| n + 1).product();
+        if nc > 3 || states > 64 {
+            return Err(self.c.err(
+                ErrorKind::LimitExceeded,
+                "contains",
+                "",
+                "too many or too large contains/minContains constraints on one array",
+            ));
+        }
+        let k = prefix.len();
+        // Element options per position class (prefix index, or `k` for items):
+        // (value symbol, subset of constraints it satisfies).
+        let mut opts: Vec<Vec<(Symbol, u32)>> = Vec::with_capacity(k + 1);
+        for i in 0..=k {
+            let base = if i < k { a.prefix[i].clone() } else { (*a.items).clone() };
+            let plain = if i < k { prefix[i] } else { items };
+            let mut o = Vec::new();
+            if let Some(p) = plain {
+                o.push((p, 0u32));
+                for mask in 1u32..(1 << nc) {
+                    let mut v = base.clone();
+                    for (t, (s, _)) in a.contains.iter().enumerate() {
+                        if mask & (1 << t) != 0 {
+                            v = self.c.intersect(v, s.clone(), depth + 1)?;
+                        }
+                    }
+                    if let Some(sym) = self.lower(&v, depth + 1)? {
+                        o.push((sym, mask));
+                    }
+                }
+            }
+            opts.push(o);
+        }
+        let bump = |counts: &[usize], mask: u32| -> Vec<usize> {
+            counts
+                .iter()
+                .enumerate()
+                .map(|(t, &c)| if mask & (1 << t) != 0 { (c + 1).min(a.contains[t].1) } else { c })
+                .collect()
+        };
+        type Key = (usize, Vec<usize>);
+        let mut ids: HashMap<Key, NonterminalId> = HashMap::new();
+        let mut queue: VecDeque<Key> = VecDeque::new();
+        let mut get =
+            |l: &mut Self, key: Key, queue: &mut VecDeque<Key>| -> Result<NonterminalId> {
+                if let Some(&id) = ids.get(&key) {
+                    return Ok(id);
+                }
+                let id = l.new_nt("array-rest".to_string())?;
+                ids.insert(key.clone(), id);
+                queue.push_back(key);
+                Ok(id)
+            };
+        let first = get(self, (0, vec![0; nc]), &mut queue)?;
+        while let Some((i, counts)) = queue.pop_front() {
+            let id = get(self, (i, counts.clone()), &mut queue)?;
             let mut alts = Vec::new();
-            if i >= a.min {
+            let done = counts.iter().zip(&a.contains).all(|(c, (_, n))| c >= n);
+            if i >= a.min && done {
                 alts.push(vec![Symbol::Lexeme(self.rbracket)]);
             }
-            let el = if i < k { prefix[i] } else { items };
-            let can_add = max.is_none_or(|m| i < m);
-            if let (Some(el), true) = (el, can_add) {
-                let next = if max.is_some() { i + 1 } else { (i + 1).min(top) };
-                let mut alt = Vec::new();
-                if i > 0 {
-                    alt.push(Symbol::Lexeme(self.comma));
+            if max.is_none_or(|m| i < m) {
+                let next_i = if max.is_some() { i + 1 } else { (i + 1).min(top.max(k)) };
+                for &(sym, mask) in &opts[i.min(k)] {
+                    let next = get(self, (next_i, bump(&counts, mask)), &mut queue)?;
+                    let mut alt = Vec::new();
+                    if i > 0 {
+                        alt.push(Symbol::Lexeme(self.comma));
+                    }
+                    alt.push(sym);
+                    alt.push(Symbol::Nonterminal(next));
+                    alts.push(alt);
                 }
-                alt.push(el);
-                alt.push(Symbol::Nonterminal(ids[next]));
-                alts.push(alt);
             }
-            self.set_alts(ids[i], alts);
+            self.set_alts(id, alts);
         }
         let nt = self.alt_nt(
             "array",
-            vec![vec![Symbol::Lexeme(self.lbracket), Symbol::Nonterminal(ids[0])]],
+            vec![vec![Symbol::Lexeme(self.lbracket), Symbol::Nonterminal(first)]],
         )?;
         Ok(Some(Symbol::Nonterminal(nt)))
     }

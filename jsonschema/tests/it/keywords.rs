@@ -181,6 +181,21 @@ fn arrays() {
         &["[\"a\",1]"],
     );
     check(json!({"type": "array", "uniqueItems": true, "maxItems": 1}), &["[]", "[1]"], &["[1,2]"]);
+    check(
+        json!({"type": "array", "contains": {"const": 1}}),
+        &["[1]", "[2,1]", "[1,3,1]"],
+        &["[]", "[2]", "[2,3]"],
+    );
+    check(
+        json!({"contains": {"const": 1}, "minContains": 2, "prefixItems": [{"type": "integer"}]}),
+        &["[1,1]", "[1,2,1]", "\"s\""],
+        &["[1]", "[1,2]"],
+    );
+    check(
+        json!({"type": "array", "not": {"contains": {"type": "string"}}}),
+        &["[]", "[1,2]"],
+        &["[1,\"a\"]"],
+    );
 }
 
 #[test]
@@ -270,10 +285,10 @@ fn refs() {
 
 #[test]
 fn errors_name_keyword_and_pointer() {
-    let e = error(json!({"properties": {"a": {"contains": {"type": "string"}}}}));
+    let e = error(json!({"properties": {"a": {"unevaluatedItems": false}}}));
     assert_eq!(
         (e.kind(), e.keyword(), e.pointer()),
-        (&ErrorKind::UnsupportedKeyword, "contains", "/properties/a")
+        (&ErrorKind::UnsupportedKeyword, "unevaluatedItems", "/properties/a")
     );
     let e = error(json!({"items": {"type": "string", "format": "no-such-format"}}));
     assert_eq!(
@@ -300,9 +315,9 @@ fn errors_name_keyword_and_pointer() {
 #[test]
 fn lenient_mode_warns() {
     let o = Options { lenient: true, ..Options::compact() };
-    let c = compile(&json!({"type": "array", "contains": {"type": "string"}}), &o).unwrap();
+    let c = compile(&json!({"type": "array", "unevaluatedItems": false}), &o).unwrap();
     assert_eq!(c.warnings.len(), 1);
-    assert!(c.warnings[0].contains("contains"));
+    assert!(c.warnings[0].contains("unevaluatedItems"));
 }
 
 #[test]

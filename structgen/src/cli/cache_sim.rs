@@ -238,7 +238,8 @@ fn print_text(summary: &Value, r: &SimReport) {
     println!("workload     {}", summary["workload"].as_str().unwrap_or(""));
     let cap = summary["capacity"].as_u64().map_or("unlimited".to_owned(), |c| c.to_string());
     println!("capacity     {cap} tokens");
-    println!("policy       {}, scheduler {}", summary["policy"], summary["scheduler"]);
+    let text = |key: &str| summary[key].as_str().unwrap_or("").to_owned();
+    println!("policy       {}, scheduler {}", text("policy"), text("scheduler"));
     println!("requests     {} ({} prompt tokens)", r.requests, r.prompt_tokens);
     println!("hit rate     {:.4} ({} tokens)", r.hit_rate, r.hit_tokens);
     println!("bound        {:.4} (unlimited cache, arrival order)", r.bound);

@@ -210,6 +210,36 @@ impl Compiler<'_> {
                         Some(rx) => witness(RegexAst::Not(Box::new(rx)), Schema::Any),
                     }
                 }
+                "items" if val.is_object() || val.is_boolean() => {
+                    if m.contains_key("prefixItems") && self.index.draft >= 2020 {
+                        return inexpressible(self, k);
+                    }
+                    let c = self.complement(val, &kptr, depth + 1)?;
+                    if c.is_never() {
+                        continue;
+                    }
+                    Schema::Array(ArraySchema { contains: vec![(c, 1)], ..ArraySchema::default() })
+                }
+                "oneOf" => {
+                    // Not exactly one: none of the branches, or at least two.
+                    let items = val.as_array().cloned().unwrap_or_default();
+                    let mut none = Schema::Any;
+                    let mut pos = Vec::with_capacity(items.len());
+                    for (i, b) in items.iter().enumerate() {
+                        let bp = format!("{kptr}/{i}");
+                        let c = self.complement(b, &bp, depth + 1)?;
+                        none = self.intersect(none, c, depth + 1)?;
+                        pos.push(self.compile_value(b, &bp, depth + 1)?);
+                    }
+                    let mut bs = vec![none];
+                    for i in 0..pos.len() {
+                        for j in i + 1..pos.len() {
+                            bs.push(self.intersect(pos[i].clone(), pos[j].clone(), depth + 1)?);
+                            self.check_branches(bs.len())?;
+                        }
+                    }
+                    Schema::any_of(bs)
+                }
                 "contains" if !m.contains_key("minContains") && !m.contains_key("maxContains") => {
                     let c = self.complement(val, &kptr, depth + 1)?;
                     Schema::Array(ArraySchema { items: Box::new(c), ..ArraySchema::default() })

@@ -360,3 +360,17 @@ fn shared_types_are_send_sync() {
     ok::<jsonschema::Error>();
     ok::<jsonschema::Options>();
 }
+
+#[test]
+fn negated_items_and_one_of() {
+    check(
+        json!({"type": "array", "not": {"items": {"type": "string"}}}),
+        &["[1]", "[\"a\",2]"],
+        &["[]", "[\"a\"]"],
+    );
+    check(
+        json!({"not": {"oneOf": [{"type": "integer"}, {"minimum": 2}]}}),
+        &["3", "1.5"],
+        &["1", "2.5", "\"s\""],
+    );
+}

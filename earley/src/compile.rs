@@ -242,6 +242,7 @@ pub(crate) fn compile(
     Ok(Grammar {
         inner: Arc::new(GrammarInner {
             lexer,
+            warm_lexer: std::sync::Mutex::new(None),
             names,
             kinds,
             specials: parts.specials,

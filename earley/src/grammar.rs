@@ -403,9 +403,12 @@ pub struct Grammar {
     pub(crate) inner: Arc<GrammarInner>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct GrammarInner {
     pub(crate) lexer: Lexer,
+    /// The lexer of the parser dropped last with the most states: new parsers
+    /// start from its warm transition table (a cache; any copy is correct).
+    pub(crate) warm_lexer: std::sync::Mutex<Option<Lexer>>,
     pub(crate) names: Vec<String>,
     pub(crate) kinds: Vec<SymbolKind>,
     pub(crate) specials: Vec<SpecialToken>,

@@ -77,7 +77,7 @@ mod parser;
 
 pub use error::{GrammarError, ParseError};
 pub use grammar::{Grammar, GrammarBuilder, Limits, SpecialToken, SymbolId, SymbolKind};
-pub use parser::{Parser, ParserStats};
+pub use parser::{Parser, ParserStats, PositionKey};
 
 #[cfg(test)]
 mod tests {

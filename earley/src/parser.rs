@@ -48,6 +48,19 @@ struct Row {
     /// Whether the start rule is complete here: the text so far is a sentence.
     accepting: bool,
     key: RowKey,
+    /// Unique per computed row: identifies the row and, through the chain
+    /// invariant, every row below it.
+    id: u64,
+}
+
+/// Identifies a parser position: equal keys mean equal masks. Two positions
+/// compare equal when they have the same lexer state inside the same row
+/// (the same computation of it), so a caller may reuse a mask.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct PositionKey {
+    state: StateId,
+    row: u64,
+    fresh: bool,
 }
 
 /// The parser position after one pushed byte.
@@ -97,6 +110,23 @@ pub struct Parser {
     predicted: Vec<u32>,
     generation: u32,
     allowed: LexemeSet,
+    next_row_id: u64,
+}
+
+impl Drop for Parser {
+    fn drop(&mut self) {
+        // Hand the warm lexer back to the grammar for the next parser.
+        if self.lexer.error().is_some() {
+            return;
+        }
+        if let Ok(mut warm) = self.g.warm_lexer.lock() {
+            let better = warm.as_ref().is_none_or(|w| w.num_states() < self.lexer.num_states());
+            if better {
+                let cold = self.g.lexer.clone();
+                *warm = Some(std::mem::replace(&mut self.lexer, cold));
+            }
+        }
+    }
 }
 
 impl Parser {
@@ -122,8 +152,12 @@ impl Parser {
             });
         }
         let n = g.kinds.len();
+        let lexer = match g.warm_lexer.lock() {
+            Ok(w) => w.as_ref().unwrap_or(&g.lexer).clone(),
+            Err(_) => g.lexer.clone(),
+        };
         let mut p = Parser {
-            lexer: g.lexer.clone(),
+            lexer,
             g,
             items: Vec::new(),
             rows: Vec::new(),
@@ -136,6 +170,7 @@ impl Parser {
             predicted: vec![0; n],
             generation: 0,
             allowed: LexemeSet::default(),
+            next_row_id: 0,
         };
         // Row 0: predict the synthetic start symbol.
         let start = p.g.start;
@@ -168,6 +203,17 @@ impl Parser {
             Some(e) => Err(e.clone()),
             None => Ok(()),
         }
+    }
+
+    /// The current position's key (see [`PositionKey`]).
+    pub fn position_key(&self) -> PositionKey {
+        let top = self.frames.last().copied().unwrap_or(Frame {
+            state: StateId::DEAD,
+            row: 0,
+            fresh: true,
+        });
+        let row = self.rows.get(top.row as usize).map_or(0, |r| r.id);
+        PositionKey { state: top.state, row, fresh: top.fresh }
     }
 
     /// Work counters since the parser was created.
@@ -225,10 +271,14 @@ impl Parser {
     }
 
     /// Undoes the last `n` consumed bytes or special tokens (each special
-    /// token counts as one).
+    /// token counts as one); never pops the start frame.
+    #[inline]
     pub fn pop_bytes(&mut self, n: usize) {
-        let keep = self.frames.len().saturating_sub(n).max(1);
-        self.frames.truncate(keep);
+        // Called for every trie node, mostly with 0: keep it branch-light.
+        if n != 0 {
+            let keep = self.frames.len().saturating_sub(n).max(1);
+            self.frames.truncate(keep);
+        }
     }
 
     /// Whether the text consumed so far is a sentence of the grammar (the
@@ -377,7 +427,8 @@ impl Parser {
         };
         if only_skip {
             // Only `%ignore` matched: the parse state does not change.
-            self.rows.push(Row { key, ..p });
+            self.next_row_id += 1;
+            self.rows.push(Row { key, id: self.next_row_id, ..p });
             self.stats.rows_computed += 1;
             return Some(d);
         }
@@ -506,12 +557,14 @@ impl Parser {
             }
         }
         let lexer_start = self.lexer.start_state(&self.allowed);
+        self.next_row_id += 1;
         self.rows.push(Row {
             start: start as u32,
             end: self.items.len() as u32,
             lexer_start,
             accepting,
             key,
+            id: self.next_row_id,
         });
     }
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use earley::{Grammar, ParseError, Parser, ParserStats};
+use earley::{Grammar, ParseError, Parser, ParserStats, PositionKey};
 use toktrie::{TokTrie, TokTrieBuilder, TokenId, TokenKind, TokenSet};
 
 /// Why a matcher stopped or could not be created.
@@ -103,6 +103,8 @@ pub struct Matcher {
     steps: Vec<Step>,
     error: Option<MatcherError>,
     stopped: bool,
+    /// The position `mask` was computed at: equal positions have equal masks.
+    mask_key: Option<PositionKey>,
 }
 
 impl Matcher {
@@ -117,7 +119,15 @@ impl Matcher {
             Parser::new(grammar, &move |name| t.special_by_name(name))?
         };
         let mask = trie.token_set();
-        Ok(Matcher { trie, parser, mask, steps: Vec::new(), error: None, stopped: false })
+        Ok(Matcher {
+            trie,
+            parser,
+            mask,
+            steps: Vec::new(),
+            error: None,
+            stopped: false,
+            mask_key: None,
+        })
     }
 
     /// The trie of a [`bpe::Tokenizer`]: its ordinary tokens by bytes, its
@@ -174,6 +184,13 @@ impl Matcher {
             self.mask.clear();
             return Ok(&self.mask);
         }
+        let key = self.parser.position_key();
+        if self.mask_key == Some(key) {
+            // Same position as the last mask (a lexeme like `[^"]*` that
+            // loops on one state): the mask is the same.
+            return Ok(&self.mask);
+        }
+        self.mask_key = None;
         self.parser.begin_step();
         if self.parser.can_extend() {
             self.trie.compute_mask(&mut self.parser, &mut self.mask);
@@ -193,6 +210,7 @@ impl Matcher {
                 self.mask.remove(eos);
             }
         }
+        self.mask_key = Some(key);
         Ok(&self.mask)
     }
 

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
 /// Which tokenizer a subcommand uses (defined beside its loader).
 pub(crate) use structgen::tokenizer::TokenizerSpec;
@@ -35,9 +35,4 @@ pub(crate) fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
     } else {
         Ok(raw)
     }
-}
-
-/// The error for a subcommand whose engine has not landed in this build.
-pub(crate) fn not_in_this_build(command: &str, issue: &str) -> Result<std::process::ExitCode> {
-    bail!("`structgen {command}` is not available in this build yet: it arrives with {issue}")
 }

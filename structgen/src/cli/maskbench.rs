@@ -1,12 +1,27 @@
 //! `structgen maskbench`: JSON Schemas with valid and invalid instances.
+//!
+//! For each line `{name, schema, tests: [{valid, data}]}`: the schema is
+//! compiled (JSON Schema → grammar → earley engine → matcher) and the first
+//! mask computed, timed together as the time to first mask. Each instance is
+//! serialized compactly, tokenized, and walked token by token: a token outside
+//! the mask rejects it; a valid instance must pass every mask and end
+//! accepting, an invalid one must be rejected at some step (or not end
+//! accepting). Every mask computation is timed.
 
+use std::collections::BTreeMap;
+use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use clap::Args;
+use serde_json::{Value, json};
+use toktrie::TokenId;
 
-use super::common::{TokenizerSpec, not_in_this_build};
+use super::common::{TokenizerSpec, read_maybe_gz};
+use structgen::Matcher;
 
 /// Arguments of `structgen maskbench`.
 #[derive(Debug, Args)]
@@ -24,7 +39,133 @@ pub(crate) struct MaskbenchArgs {
     pub(crate) forced: bool,
 }
 
+/// Mean and percentiles of a sample, in microseconds.
+fn stats(xs: &mut [f64]) -> Value {
+    if xs.is_empty() {
+        return json!({"mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0, "n": 0});
+    }
+    xs.sort_by(f64::total_cmp);
+    let q = |p: f64| xs[((xs.len() - 1) as f64 * p).round() as usize];
+    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+    json!({"mean": mean, "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": xs[xs.len() - 1], "n": xs.len()})
+}
+
+/// Walks one instance: `Ok(true)` if every token is in its mask and the
+/// matcher ends accepting.
+fn walk(
+    trie: &Arc<toktrie::TokTrie>,
+    grammar: &earley::Grammar,
+    tokens: &[u32],
+    mask_us: &mut Vec<f64>,
+) -> Result<bool> {
+    let mut m = Matcher::new(trie.clone(), grammar)?;
+    for &t in tokens {
+        let t0 = Instant::now();
+        let allowed = match m.compute_mask() {
+            Ok(mask) => mask.contains(TokenId(t)),
+            Err(_) => false,
+        };
+        mask_us.push(t0.elapsed().as_secs_f64() * 1e6);
+        if !allowed || m.consume_token(TokenId(t)).is_err() {
+            return Ok(false);
+        }
+    }
+    Ok(m.is_accepting())
+}
+
 pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
-    let _ = args;
-    not_in_this_build("maskbench", "the JSON Schema issue")
+    if args.forced {
+        bail!("--forced is not available in this build: it needs forced-token coalescing");
+    }
+    let tokenizer = args.tokenizer.load().context("cannot load the tokenizer")?;
+    let trie = Arc::new(Matcher::trie_of(&tokenizer).context("cannot build the token trie")?);
+    let bytes = read_maybe_gz(&args.file)?;
+    let options = jsonschema::Options::default();
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut schemas, mut compiled) = (0usize, 0usize);
+    let (mut valid, mut valid_rejected, mut invalid, mut invalid_accepted) = (0, 0, 0, 0);
+    let mut mask_us = Vec::new();
+    let mut ttfm_us = Vec::new();
+    for (lineno, line) in bytes.lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let rec: Value = serde_json::from_str(&line)
+            .with_context(|| format!("line {}: not JSON", lineno + 1))?;
+        schemas += 1;
+        let name = rec["name"].as_str().unwrap_or("").to_string();
+        let tests = rec["tests"].as_array().cloned().unwrap_or_default();
+        let t0 = Instant::now();
+        let built = jsonschema::compile(&rec["schema"], &options)
+            .map_err(|e| (e.kind().name().to_string(), e.to_string()))
+            .and_then(|c| {
+                c.grammar
+                    .to_earley(earley::Limits::default())
+                    .map_err(|e| ("engine".to_string(), e.to_string()))
+            })
+            .and_then(|g| {
+                let mut m = Matcher::new(trie.clone(), &g)
+                    .map_err(|e| ("engine".to_string(), e.to_string()))?;
+                m.compute_mask().map_err(|e| ("engine".to_string(), e.to_string()))?;
+                Ok(g)
+            });
+        let mut record = json!({"name": name, "tests": tests.len()});
+        match built {
+            Err((kind, message)) => {
+                record["status"] = json!(kind);
+                record["error"] = json!(message);
+                *kinds.entry(kind).or_default() += 1;
+            }
+            Ok(g) => {
+                let ttfm = t0.elapsed().as_secs_f64() * 1e6;
+                ttfm_us.push(ttfm);
+                compiled += 1;
+                *kinds.entry("compiled".to_string()).or_default() += 1;
+                record["status"] = json!("compiled");
+                record["ttfm_us"] = json!(ttfm);
+                let (mut vr, mut ia) = (0, 0);
+                for t in &tests {
+                    let is_valid = t["valid"].as_bool().unwrap_or(false);
+                    let text = serde_json::to_string(&t["data"])?;
+                    let tokens = tokenizer.encode(&text);
+                    let accepted = walk(&trie, &g, &tokens, &mut mask_us)?;
+                    if is_valid {
+                        valid += 1;
+                        vr += usize::from(!accepted);
+                    } else {
+                        invalid += 1;
+                        ia += usize::from(accepted);
+                    }
+                }
+                valid_rejected += vr;
+                invalid_accepted += ia;
+                record["valid_rejected"] = json!(vr);
+                record["invalid_accepted"] = json!(ia);
+            }
+        }
+        if args.json {
+            println!("{record}");
+        }
+    }
+    let summary = json!({
+        "schemas": schemas, "compiled": compiled, "status": kinds,
+        "valid": valid, "valid_rejected": valid_rejected,
+        "invalid": invalid, "invalid_accepted": invalid_accepted,
+        "mask_us": stats(&mut mask_us), "ttfm_us": stats(&mut ttfm_us),
+    });
+    if args.json {
+        println!("{summary}");
+    } else {
+        println!("schemas: {schemas}, compiled: {compiled}");
+        for (k, n) in &kinds {
+            println!("  {k}: {n}");
+        }
+        println!(
+            "valid: {valid} ({valid_rejected} rejected); invalid: {invalid} ({invalid_accepted} accepted)"
+        );
+        println!("mask µs: {}", summary["mask_us"]);
+        println!("time to first mask µs: {}", summary["ttfm_us"]);
+    }
+    Ok(if invalid_accepted == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

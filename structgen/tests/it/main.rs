@@ -4,4 +4,5 @@
 
 mod cache_sim;
 mod cli;
+mod jsonschema;
 mod tokenize;

@@ -63,16 +63,36 @@ pub struct PositionKey {
     fresh: bool,
 }
 
-/// The parser position after one pushed byte.
+/// The parser position after one pushed byte, in 8 bytes (frames are
+/// pushed and popped on every trie node).
+///
+/// Bit layout of `row_fresh`: bit 31 is `fresh` (no byte of the current
+/// lexeme seen yet: `state` is the row's start state); bits 0..31 are the
+/// row the current lexeme started at.
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     /// The lexer state within the current lexeme.
     state: StateId,
-    /// The row the current lexeme started at.
-    row: u32,
-    /// Whether no byte of the current lexeme has been seen (`state` is the
-    /// row's start state).
-    fresh: bool,
+    row_fresh: u32,
+}
+
+const FRESH: u32 = 1 << 31;
+
+impl Frame {
+    #[inline]
+    fn new(state: StateId, row: u32, fresh: bool) -> Frame {
+        Frame { state, row_fresh: row | if fresh { FRESH } else { 0 } }
+    }
+
+    #[inline]
+    fn row(self) -> u32 {
+        self.row_fresh & !FRESH
+    }
+
+    #[inline]
+    fn fresh(self) -> bool {
+        self.row_fresh & FRESH != 0
+    }
 }
 
 /// Counters of the parser's work, for benchmarks.
@@ -183,7 +203,7 @@ impl Parser {
         });
         p.check()?;
         let row0 = p.rows[0];
-        p.frames.push(Frame { state: row0.lexer_start, row: 0, fresh: true });
+        p.frames.push(Frame::new(row0.lexer_start, 0, true));
         Ok(p)
     }
 
@@ -207,13 +227,9 @@ impl Parser {
 
     /// The current position's key (see [`PositionKey`]).
     pub fn position_key(&self) -> PositionKey {
-        let top = self.frames.last().copied().unwrap_or(Frame {
-            state: StateId::DEAD,
-            row: 0,
-            fresh: true,
-        });
-        let row = self.rows.get(top.row as usize).map_or(0, |r| r.id);
-        PositionKey { state: top.state, row, fresh: top.fresh }
+        let top = self.frames.last().copied().unwrap_or(Frame::new(StateId::DEAD, 0, true));
+        let row = self.rows.get(top.row() as usize).map_or(0, |r| r.id);
+        PositionKey { state: top.state, row, fresh: top.fresh() }
     }
 
     /// Work counters since the parser was created.
@@ -265,7 +281,7 @@ impl Parser {
             return Ok(false);
         };
         let state = self.rows[r].lexer_start;
-        self.frames.push(Frame { state, row: r as u32, fresh: true });
+        self.frames.push(Frame::new(state, r as u32, true));
         self.check()?;
         Ok(true)
     }
@@ -320,7 +336,7 @@ impl Parser {
     /// Costs at most 256 lexer look-ups, far less than a mask.
     pub fn can_extend(&mut self) -> bool {
         let Some(&top) = self.frames.last() else { return false };
-        if !top.fresh && (0..=255u8).any(|b| !self.lexer.next(top.state, b).is_dead()) {
+        if !top.fresh() && (0..=255u8).any(|b| !self.lexer.next(top.state, b).is_dead()) {
             return true;
         }
         match self.boundary_row() {
@@ -336,11 +352,11 @@ impl Parser {
     /// here, or `None` when the current lexeme cannot end here.
     fn boundary_row(&mut self) -> Option<usize> {
         let top = *self.frames.last()?;
-        if top.fresh {
-            return Some(top.row as usize);
+        if top.fresh() {
+            return Some(top.row() as usize);
         }
         let acc = self.lexer.accepting(top.state)?;
-        self.push_row(top.row as usize, RowKey::Lexemes(acc))
+        self.push_row(top.row() as usize, RowKey::Lexemes(acc))
     }
 
     fn special_index_allowed(&self, row: usize, token: TokenId) -> Option<u32> {
@@ -366,19 +382,19 @@ impl Parser {
         let next = self.lexer.next(top.state, b);
         if !next.is_dead() {
             if self.lexer.is_lazy_end(next) {
-                return self.end_lazy(top.row as usize, next);
+                return self.end_lazy(top.row() as usize, next);
             }
-            self.frames.push(Frame { state: next, row: top.row, fresh: false });
+            self.frames.push(Frame { state: next, row_fresh: top.row_fresh & !FRESH });
             self.stats.bytes_pushed += 1;
             return true;
         }
         // The byte does not continue the lexeme: it must end here (greedy)
         // and the byte must start the next one.
-        if top.fresh {
+        if top.fresh() {
             return false;
         }
         let Some(acc) = self.lexer.accepting(top.state) else { return false };
-        let Some(r) = self.push_row(top.row as usize, RowKey::Lexemes(acc)) else { return false };
+        let Some(r) = self.push_row(top.row() as usize, RowKey::Lexemes(acc)) else { return false };
         let next = self.lexer.next(self.rows[r].lexer_start, b);
         if next.is_dead() {
             return false;
@@ -386,7 +402,7 @@ impl Parser {
         if self.lexer.is_lazy_end(next) {
             return self.end_lazy(r, next);
         }
-        self.frames.push(Frame { state: next, row: r as u32, fresh: false });
+        self.frames.push(Frame::new(next, r as u32, false));
         self.stats.bytes_pushed += 1;
         true
     }
@@ -396,7 +412,7 @@ impl Parser {
         let Some(acc) = self.lexer.accepting(state) else { return false };
         let Some(r) = self.push_row(row, RowKey::Lexemes(acc)) else { return false };
         let start = self.rows[r].lexer_start;
-        self.frames.push(Frame { state: start, row: r as u32, fresh: true });
+        self.frames.push(Frame::new(start, r as u32, true));
         self.stats.bytes_pushed += 1;
         true
     }
@@ -412,6 +428,11 @@ impl Parser {
             return if r.start == r.end { None } else { Some(d) };
         }
         if self.error.is_some() {
+            return None;
+        }
+        if d as u64 >= FRESH as u64 {
+            // Frames pack the row in 31 bits.
+            self.error = Some(ParseError::TooManyItems { limit: FRESH as usize });
             return None;
         }
         self.rows.truncate(d);

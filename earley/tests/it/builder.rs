@@ -185,3 +185,51 @@ fn special_tokens_are_terminals() {
     assert!(p.try_consume_special(toktrie::TokenId(12)).unwrap());
     assert!(p.is_accepting().unwrap());
 }
+
+#[test]
+fn right_recursion_hits_the_row_limit_with_an_error() {
+    let mut b = GrammarBuilder::new();
+    let a = b.literal("a");
+    let sp = b.literal(" ");
+    let s = b.add_nonterminal("s");
+    b.add_rule(s, &[a, sp, s]);
+    b.add_rule(s, &[a]);
+    let limits = Limits { max_items_per_row: 200, ..Limits::default() };
+    let g = b.build(s, limits).unwrap();
+    let mut p = earley::Parser::new(&g, &|_| None).unwrap();
+    let mut err = None;
+    for &c in "a ".repeat(1000).as_bytes() {
+        match p.try_consume_byte(c) {
+            Ok(true) => {}
+            Ok(false) => panic!("rejected"),
+            Err(e) => {
+                err = Some(e);
+                break;
+            }
+        }
+    }
+    let err = err.expect("the item limit must be hit");
+    assert!(matches!(err, earley::ParseError::TooManyItems { limit: 200 }), "{err}");
+    // sticky
+    assert!(p.try_consume_byte(b'a').is_err());
+    assert!(p.is_accepting().is_err());
+}
+
+#[test]
+fn huge_alternation_and_deep_nesting_compile() {
+    let mut b = GrammarBuilder::new();
+    let words: Vec<_> = (0..5000).map(|i| b.literal(&format!("w{i}"))).collect();
+    let alts: Vec<Vec<_>> = words.iter().map(|&w| vec![w]).collect();
+    let refs: Vec<&[_]> = alts.iter().map(Vec::as_slice).collect();
+    let word = b.choice("word", &refs);
+    // 2000 nested nonterminals
+    let mut inner = word;
+    for i in 0..2000 {
+        let n = b.add_nonterminal(&format!("n{i}"));
+        b.add_rule(n, &[inner]);
+        inner = n;
+    }
+    let g = b.build(inner, Limits::default()).unwrap();
+    assert!(g.accepts(b"w4321").unwrap());
+    assert!(!g.accepts(b"w5000").unwrap());
+}

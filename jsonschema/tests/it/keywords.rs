@@ -374,3 +374,17 @@ fn negated_items_and_one_of() {
         &["1", "2.5", "\"s\""],
     );
 }
+
+#[test]
+fn long_lexemes_are_not_confused() {
+    // Two patterns whose regexes agree on a long prefix (derivre's debug
+    // text of a regex is truncated, so lexemes must be keyed on the tree).
+    let long = "x".repeat(600);
+    let s = json!({"type": "object", "properties": {
+        "a": {"type": "string", "pattern": format!("^{long}a$")},
+        "b": {"type": "string", "pattern": format!("^{long}b$")}
+    }});
+    let ok = format!(r#"{{"a":"{long}a","b":"{long}b"}}"#);
+    let bad = format!(r#"{{"a":"{long}a","b":"{long}a"}}"#);
+    check(s, &[&ok], &[&bad]);
+}

@@ -20,7 +20,7 @@ use crate::error::LoadError;
 use crate::model::{Model, Rules, Symbols};
 use crate::pretok::Pattern;
 use crate::tokenizer::{Normalizer, Prefix, Tokenizer};
-use crate::vocab::{ByteMap, Kind, Tokens};
+use crate::vocab::{ByteMap, Kind, MAX_ID, Tokens};
 
 /// GPT-2's byte-to-character table, inverted: character -> byte.
 fn byte_level_decoder() -> FxHashMap<char, u8> {
@@ -227,9 +227,11 @@ impl Tokenizer {
                 .ok_or_else(|| json_err(format!("added_tokens[{i}] has no id")))?;
             let content = s(t, "content")
                 .ok_or_else(|| json_err(format!("added_tokens[{i}] has no content")))?;
-            let id = u32::try_from(id).map_err(|_| LoadError::Token {
-                token: content.to_owned(),
-                message: format!("id {id} too large"),
+            let id = u32::try_from(id).ok().filter(|&i| i <= MAX_ID).ok_or_else(|| {
+                LoadError::Token {
+                    token: content.to_owned(),
+                    message: format!("id {id} exceeds the limit {MAX_ID}"),
+                }
             })?;
             if content.is_empty() {
                 return Err(LoadError::Token {
@@ -251,12 +253,14 @@ impl Tokenizer {
         let mut fallback = [u32::MAX; 256];
         let mut is_fallback: Vec<u32> = Vec::new();
         for (token, id) in vocab {
-            let id = id.as_u64().and_then(|i| u32::try_from(i).ok()).ok_or_else(|| {
-                LoadError::Token {
+            let id = id
+                .as_u64()
+                .and_then(|i| u32::try_from(i).ok())
+                .filter(|&i| i <= MAX_ID)
+                .ok_or_else(|| LoadError::Token {
                     token: token.clone(),
-                    message: format!("id {id} is not a 32-bit unsigned integer"),
-                }
-            })?;
+                    message: format!("id {id} is not an integer from 0 to {MAX_ID}"),
+                })?;
             id_of.insert(token.as_str(), id);
             if added.contains_key(&id) {
                 continue;

@@ -45,6 +45,9 @@ fn parse(file: &[u8]) -> Result<(Vec<u8>, Vec<(u32, u32, u32)>), LoadError> {
             .ok()
             .and_then(|r| r.parse().ok())
             .ok_or_else(|| err(format!("bad rank {:?}", String::from_utf8_lossy(rank))))?;
+        if rank > crate::vocab::MAX_ID {
+            return Err(err(format!("rank {rank} exceeds the limit {}", crate::vocab::MAX_ID)));
+        }
         let start = raw.len();
         STANDARD.decode_vec(b64, &mut raw).map_err(|e| err(format!("bad base64: {e}")))?;
         if raw.len() == start {
@@ -81,6 +84,12 @@ impl Tokenizer {
             .map(|&(rank, s, e)| (rank, &raw[s as usize..e as usize], Kind::Normal))
             .collect();
         for &(name, id) in specials {
+            if id > crate::vocab::MAX_ID {
+                return Err(LoadError::Token {
+                    token: name.to_owned(),
+                    message: format!("id {id} exceeds the limit {}", crate::vocab::MAX_ID),
+                });
+            }
             if seen_rank.get(id as usize).copied().unwrap_or(false) {
                 return Err(LoadError::Token {
                     token: name.to_owned(),

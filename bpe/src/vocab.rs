@@ -10,6 +10,11 @@ use std::hash::Hasher;
 
 use rustc_hash::FxHasher;
 
+/// The largest id a vocabulary may use: tables are indexed by id, so a
+/// hostile file with id 4,000,000,000 must be an error, not an allocation
+/// of gigabytes.
+pub(crate) const MAX_ID: u32 = (1 << 24) - 1;
+
 /// What an id in the vocabulary is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {

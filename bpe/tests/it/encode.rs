@@ -139,7 +139,7 @@ fn bad_tiktoken_files_are_errors_naming_the_line() {
     let clash =
         Tokenizer::from_tiktoken(file.as_bytes(), Pattern::Gpt2, &[("<|x|>", 5)]).unwrap_err();
     assert!(clash.to_string().contains("<|x|>"), "{clash}");
-    for garbage in [&b"\xff\xfe"[..], b"!!!! 1", b"only"] {
+    for garbage in [&b"\xff\xfe"[..], b"!!!! 1", b"only", b"YQ== 4000000000"] {
         assert!(Tokenizer::from_tiktoken(garbage, Pattern::Gpt2, &[]).is_err());
     }
 }
@@ -152,6 +152,8 @@ fn bad_tokenizer_json_is_an_error() {
         br#"{"model":{"type":"Unigram"}}"#,
         br#"{"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":["a c"]}}"#,
         br#"{"model":{"type":"BPE","vocab":{"a":0,"b":0},"merges":[]}}"#,
+        br#"{"model":{"type":"BPE","vocab":{"a":4000000000},"merges":[]}}"#,
+        br#"{"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"added_tokens":[{"id":4000000000,"content":"x"}]}"#,
         br#"{"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"pre_tokenizer":{"type":"Split","pattern":{"Regex":"\\w+"},"behavior":"Isolated","invert":false}}"#,
     ] {
         let err = Tokenizer::from_tokenizer_json(bad).unwrap_err();

@@ -48,11 +48,10 @@ pub enum TokenizerError {
 impl fmt::Display for TokenizerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TokenizerError::Io { path, source } => {
-                write!(f, "cannot read `{}`: {source}", path.display())
-            }
-            TokenizerError::Load { path, source } => {
-                write!(f, "bad tokenizer file `{}`: {source}", path.display())
+            // The cause is `source()`; error chains (`{:#}`) print it next.
+            TokenizerError::Io { path, .. } => write!(f, "cannot read `{}`", path.display()),
+            TokenizerError::Load { path, .. } => {
+                write!(f, "bad tokenizer file `{}`", path.display())
             }
         }
     }
@@ -159,7 +158,11 @@ mod tests {
         let bad = dir.join("bad.tiktoken");
         std::fs::write(&bad, "not base64 at all\n").unwrap();
         let err = TokenizerSpec::Tiktoken(bad).load().unwrap_err();
-        assert!(err.to_string().contains("line 1"), "{err}");
+        let cause = std::error::Error::source(&err).map(|s| s.to_string()).unwrap_or_default();
+        assert!(
+            err.to_string().contains("bad.tiktoken") && cause.contains("line 1"),
+            "{err}: {cause}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

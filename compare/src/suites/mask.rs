@@ -265,6 +265,45 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             all.push((so.mean, sp.mean));
         }
     }
+    // A batch of matchers (Matcher is Send): masks computed one after the
+    // other, then in parallel with rayon.
+    {
+        use rayon::prelude::*;
+        let v = &vocabs[0];
+        // JSON when the shared grammars are present (large masks), else arithmetic.
+        let case = cases
+            .iter()
+            .find(|c| c.name.contains("json_grammar") || c.name == "lark: syncode json")
+            .or_else(|| cases.iter().find(|c| matches!(c.kind, Kind::Lark(_))))
+            .context("a Lark case")?;
+        let grammar = ours_grammar(&case.kind)?;
+        let tokens: Vec<TokenId> =
+            v.tokenizer.encode(&case.input).into_iter().map(TokenId).collect();
+        let mut batch: Vec<Matcher> = Vec::new();
+        for i in 0..8 {
+            let mut m = Matcher::new(v.trie.clone(), &grammar)?;
+            m.consume_tokens(&tokens[..(i * tokens.len() / 8)])?;
+            batch.push(m);
+        }
+        // Fresh copies, so that no mask is served from a matcher's cache.
+        let mut seq = batch.clone();
+        let start = Instant::now();
+        let n_seq: usize = seq.iter_mut().map(|m| m.compute_mask().map_or(0, |x| x.count())).sum();
+        let t_seq = start.elapsed().as_secs_f64() * 1e3;
+        let mut par = batch.clone();
+        let start = Instant::now();
+        let n_par: usize =
+            par.par_iter_mut().map(|m| m.compute_mask().map_or(0, |x| x.count())).sum();
+        let t_par = start.elapsed().as_secs_f64() * 1e3;
+        ensure!(n_seq == n_par && n_seq > 0, "batch masks differ");
+        report.note(format!(
+            "batch of 8 matchers ({} / {}): sequential {t_seq:.2} ms, rayon {t_par:.2} ms on {} threads",
+            v.name,
+            case.name,
+            rayon::current_num_threads()
+        ));
+        report.extra("batch ms", json!({"sequential": t_seq, "rayon": t_par}));
+    }
     let geo = (all.iter().map(|(a, b)| (a / b).ln()).sum::<f64>() / all.len().max(1) as f64).exp();
     report.note(format!("geometric mean of mean-time ratios (ours / peer): {geo:.2}"));
     report.extra("geomean mean ratio", json!(geo));

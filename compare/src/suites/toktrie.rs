@@ -153,7 +153,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         ours_build / peer_build
     ));
     report.extra("o200k build ms", json!({"ours": ours_build / 1e6, "peer": peer_build / 1e6}));
-    report.note("µs: one full mask (clearing included), fastest of 9 interleaved batches; ratio = ours / peer (lower is better).");
+    report.note("µs: one full mask (clearing included), fastest of 150 interleaved batches of ~0.5 ms; ratio = ours / peer (lower is better).");
     report.note(format!("machine: {}", compare::report::machine()));
     report.finish()?;
     Ok(())
@@ -351,14 +351,16 @@ fn byte_level_decoder() -> std::collections::HashMap<char, u8> {
 }
 
 /// The time of one call of `ours` and of `peer`, in nanoseconds: the
-/// fastest of 9 interleaved batches of about 20 ms each. On a shared machine
-/// other processes only ever add time, so the minimum is the steadiest
-/// estimate of the undisturbed cost.
+/// fastest of 150 interleaved batches of about half a millisecond each. On a
+/// shared machine other processes only ever add time, and a short batch is
+/// more likely than a long one to run undisturbed, so the minimum over many
+/// short batches is the steadiest estimate of the undisturbed cost.
 fn time_pair(mut ours: impl FnMut(), mut peer: impl FnMut()) -> (f64, f64) {
+    const ROUNDS: usize = 150;
     let calls = |f: &mut dyn FnMut()| {
         let start = Instant::now();
         let mut n = 0u64;
-        while start.elapsed().as_millis() < 20 || n < 2 {
+        while start.elapsed().as_micros() < 500 || n < 1 {
             f();
             n += 1;
         }
@@ -374,7 +376,7 @@ fn time_pair(mut ours: impl FnMut(), mut peer: impl FnMut()) -> (f64, f64) {
         start.elapsed().as_nanos() as f64 / n as f64
     };
     let (mut a, mut b) = (f64::INFINITY, f64::INFINITY);
-    for _ in 0..9 {
+    for _ in 0..ROUNDS {
         a = a.min(batch(&mut ours, n_ours));
         b = b.min(batch(&mut peer, n_peer));
     }

@@ -1,8 +1,8 @@
 //! The house-rule checks: run by `cargo xtask tidy` and by the `tidy` test.
 //!
 //! Rules (see `STYLE.md` of the team): every `.rs` file opens with a `//!`
-//! line; every `unsafe` block has a `// SAFETY:` comment on one of the three
-//! lines above it; no ignored tests; no file longer than [`MAX_LINES`]; every
+//! line; every `unsafe` block has a `// SAFETY:` comment in the comment block
+//! right above it; no ignored tests; no file longer than [`MAX_LINES`]; every
 //! crate opts into the workspace lints; the workspace is formatted.
 
 use std::fmt;
@@ -103,8 +103,10 @@ fn check_rust_file(path: &Path, text: &str, problems: &mut Vec<Problem>) {
             problem(Some(i + 1), "ignored test: fix it or delete it");
         }
         if is_unsafe_block(code) {
-            let above = &lines[i.saturating_sub(3)..i];
-            if !above.iter().any(|l| l.trim_start().starts_with("// SAFETY:")) {
+            // The comment block right above the block must hold the SAFETY line.
+            let mut comments =
+                lines[..i].iter().rev().take_while(|l| l.trim_start().starts_with("//"));
+            if !comments.any(|l| l.trim_start().starts_with("// SAFETY:")) {
                 problem(Some(i + 1), "`unsafe` block without a `// SAFETY:` comment above it");
             }
         }

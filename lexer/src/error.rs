@@ -15,6 +15,14 @@ pub enum LexerErrorKind {
         /// derivre's message.
         message: String,
     },
+    /// The derivative engine (derivre) failed internally on this lexeme's
+    /// regex; the lexer stops computing transitions.
+    EngineFault {
+        /// The lexeme whose derivative failed.
+        lexeme: LexemeId,
+        /// Its name.
+        name: String,
+    },
     /// An emptiness check ran out of fuel (see [`LexerLimits::relevance_fuel`](crate::LexerLimits)).
     RelevanceFuel {
         /// The lexeme being checked, when known.
@@ -57,6 +65,10 @@ impl std::fmt::Display for LexerError {
             LexerErrorKind::Regex { name, message, .. } => {
                 write!(f, "invalid regular expression in lexeme {name}: {message}")
             }
+            LexerErrorKind::EngineFault { name, .. } => write!(
+                f,
+                "the derivative engine failed on lexeme {name}; the regex is not supported"
+            ),
             LexerErrorKind::RelevanceFuel { name, .. } => write!(
                 f,
                 "lexeme {name} is too complex: the emptiness check ran out of fuel \

@@ -359,12 +359,29 @@ impl Lexer {
 
     #[cold]
     fn next_slow(&mut self, state: StateId, byte: u8, idx: usize) -> StateId {
+        // After an error (in particular a fault inside derivre, whose
+        // expression set may then be inconsistent) no new transition is
+        // computed: every uncached step is dead, and the error stays.
+        if self.error.is_some() {
+            return StateId::DEAD;
+        }
         self.num_transitions += 1;
         let mut pairs = Vec::new();
         let src = self.state_pairs[self.dense(state)].clone();
         for p in src.chunks_exact(2) {
             let e = ExprRef::new(p[1]);
-            let d = self.deriv.derivative(&mut self.exprs, e, byte);
+            // derivre can panic on some regexes (a simplifier assertion);
+            // bad input must be an error, never a panic of ours.
+            let (exprs, deriv) = (&mut self.exprs, &mut self.deriv);
+            let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                deriv.derivative(exprs, e, byte)
+            }));
+            let Ok(d) = step else {
+                let lexeme = LexemeId(p[0]);
+                let name = self.lexemes[lexeme.index()].name.clone();
+                self.set_error(LexerErrorKind::EngineFault { lexeme, name });
+                return StateId::DEAD;
+            };
             if d == ExprRef::NO_MATCH {
                 continue;
             }

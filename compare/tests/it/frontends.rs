@@ -290,11 +290,11 @@ fn random_lark_grammars_match_llguidance() {
             }
         };
         let (s1, s2) = (rng.random(), rng.random());
-        // Our lexer panics inside derivre 0.3.13's simplifier on some of
-        // these regexes (smallest found: `/(b?a){0,2}c|(b?a){2}c/` on "bab",
-        // simplify.rs:292), where llguidance does not: reported to the
-        // lexer, and skipped here so the front-end comparison runs on the
-        // rest.
+        // derivre 0.3.13's simplifier panics on some of these regexes in our
+        // lexer (smallest found: `/(b?a){0,2}c|(b?a){2}c/` on "bab",
+        // simplify.rs:292), where llguidance does not. The lexer turns the
+        // panic into a sticky `EngineFault` error; such grammars are skipped
+        // here so the front-end comparison runs on the rest.
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut inputs = random_inputs("ab c", s1, 30);
             inputs.extend(guided_inputs(&ours, "ab cB", s2, 30));
@@ -309,8 +309,8 @@ fn random_lark_grammars_match_llguidance() {
                     .or_else(|| e.downcast_ref::<&str>().copied())
                     .unwrap_or("");
                 // Only the known derivre panic is tolerated; a mismatch fails.
-                assert!(msg.contains("Option::unwrap()"), "{msg}\n{src}");
-                println!("KNOWN ISSUE: lexer panic (derivre simplify) on\n{src}");
+                assert!(msg.contains("EngineFault"), "{msg}\n{src}");
+                println!("KNOWN ISSUE: derivre fault, reported as a lexer error, on\n{src}");
             }
         }
     }
@@ -368,8 +368,8 @@ fn random_gbnf_grammars_match_llguidance() {
                     .map(String::as_str)
                     .or_else(|| e.downcast_ref::<&str>().copied())
                     .unwrap_or("");
-                assert!(msg.contains("Option::unwrap()"), "{msg}\n{src}");
-                println!("KNOWN ISSUE: lexer panic (derivre simplify) on\n{src}");
+                assert!(msg.contains("EngineFault"), "{msg}\n{src}");
+                println!("KNOWN ISSUE: derivre fault, reported as a lexer error, on\n{src}");
             }
         }
     }

@@ -129,3 +129,22 @@ fn bad_regex_names_the_lexeme() {
     let err = Lexer::new(&spec, LexerLimits::default()).unwrap_err();
     assert!(err.to_string().contains("/(unclosed/"), "{err}");
 }
+
+#[test]
+fn a_fault_inside_derivre_is_an_error_not_a_panic() {
+    // derivre 0.3.13's simplifier panics on this regex after "ba"; the lexer
+    // must report it as an error and stay usable (dead), never unwind.
+    let mut spec = LexerSpec::new();
+    spec.add(LexemeSpec::regex("(b?a){0,2}c|(b?a){2}c"));
+    let mut lx = Lexer::new(&spec, LexerLimits::default()).unwrap();
+    let mut all = LexemeSet::default();
+    all.insert(LexemeId(0));
+    let mut s = lx.start_state(&all);
+    for &b in b"bab" {
+        s = lx.next(s, b);
+    }
+    let err = lx.error().expect("derivre faults on this input");
+    assert!(matches!(err.kind(), lexer::LexerErrorKind::EngineFault { .. }), "{err}");
+    assert!(s.is_dead());
+    assert!(lx.next(s, b'c').is_dead());
+}

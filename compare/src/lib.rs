@@ -5,6 +5,7 @@
 //! rust-gems `bpe` (renamed `peer_bpe`) and `bpe-openai`, `tiktoken-rs`, and
 //! Hugging Face `tokenizers`. Library crates never depend on them.
 //!
+//! - [`peer`]: the peers' views of our tokenizers (same token bytes).
 //! - [`report`]: the Markdown table and JSON file every suite writes.
 //! - [`shared`]: finding the team's `../shared/data` corpora, which tests use
 //!   when present and skip, saying so, when absent.
@@ -12,5 +13,6 @@
 //!   in `src/suites/`, one module each.
 #![forbid(unsafe_code)]
 
+pub mod peer;
 pub mod report;
 pub mod shared;

@@ -26,20 +26,7 @@ struct Vocab {
 fn vocab(name: &'static str, tokenizer: bpe::Tokenizer) -> Result<Vocab> {
     let trie = Matcher::trie_of(&tokenizer)?;
     let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
-    let mut words = Vec::with_capacity(tokenizer.vocab_size());
-    for id in 0..tokenizer.vocab_size() as u32 {
-        if tokenizer.is_special(id) {
-            let name = tokenizer.special_tokens().find(|&(i, _)| i == id).map(|x| x.1);
-            let mut w = vec![0xFF];
-            w.extend_from_slice(name.unwrap_or("").as_bytes());
-            words.push(w);
-        } else {
-            words.push(tokenizer.token_bytes(id).map(<[u8]>::to_vec).unwrap_or_default());
-        }
-    }
-    let info = peer_toktrie::TokRxInfo::new(words.len() as u32, eos);
-    let peer_trie = peer_toktrie::TokTrie::from(&info, &words);
-    let peer: peer_toktrie::TokEnv = Arc::new(peer_toktrie::ApproximateTokEnv::new(peer_trie));
+    let peer = compare::peer::llg_tok_env(&tokenizer, eos);
     Ok(Vocab { name, tokenizer, trie: Arc::new(trie), peer })
 }
 

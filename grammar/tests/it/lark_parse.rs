@@ -1,8 +1,7 @@
 //! The Lark-like parser: every shared grammar parses, every construct gives
 //! the expected tree, every syntax error has its line and column.
 
-use grammar::lark::ast::{DefKind, ExprKind, Item};
-use grammar::{Config, ErrorKind};
+use grammar::Config;
 
 use crate::data;
 

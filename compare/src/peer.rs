@@ -1,0 +1,25 @@
+//! Building the peers' views of one of our tokenizers, so that both sides of
+//! a comparison see exactly the same vocabulary.
+
+use std::sync::Arc;
+
+/// llguidance's token environment over the same token bytes as `tokenizer`.
+///
+/// Special tokens are spelled as llguidance expects them: the marker byte
+/// 0xFF followed by the token's name, so ordinary text never reaches them.
+pub fn llg_tok_env(tokenizer: &bpe::Tokenizer, eos: u32) -> peer_toktrie::TokEnv {
+    let mut words = Vec::with_capacity(tokenizer.vocab_size());
+    for id in 0..tokenizer.vocab_size() as u32 {
+        if tokenizer.is_special(id) {
+            let name = tokenizer.special_tokens().find(|&(i, _)| i == id).map(|x| x.1);
+            let mut w = vec![0xFF];
+            w.extend_from_slice(name.unwrap_or("").as_bytes());
+            words.push(w);
+        } else {
+            words.push(tokenizer.token_bytes(id).map(<[u8]>::to_vec).unwrap_or_default());
+        }
+    }
+    let info = peer_toktrie::TokRxInfo::new(words.len() as u32, eos);
+    let trie = peer_toktrie::TokTrie::from(&info, &words);
+    Arc::new(peer_toktrie::ApproximateTokEnv::new(trie))
+}

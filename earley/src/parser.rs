@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use lexer::{AcceptSetId, LexemeId, LexemeSet, Lexer, StateId};
 use rustc_hash::FxHashSet;
-use toktrie::{Recognizer, TokenId};
+use toktrie::{Recognizer, StateRecognizer, TokenId};
 
 use crate::error::ParseError;
 use crate::grammar::{END, Grammar, GrammarInner, SpecialToken, SymbolKind};
@@ -64,13 +64,14 @@ pub struct PositionKey {
 }
 
 /// The parser position after one pushed byte, in 8 bytes (frames are
-/// pushed and popped on every trie node).
+/// pushed and popped on every trie node). Opaque: the
+/// [`StateRecognizer`] state of the mask walk.
 ///
 /// Bit layout of `row_fresh`: bit 31 is `fresh` (no byte of the current
 /// lexeme seen yet: `state` is the row's start state); bits 0..31 are the
 /// row the current lexeme started at.
 #[derive(Clone, Copy, Debug)]
-struct Frame {
+pub struct Frame {
     /// The lexer state within the current lexeme.
     state: StateId,
     row_fresh: u32,
@@ -242,6 +243,14 @@ impl Parser {
         &self.lexer
     }
 
+    /// The lexer state of the lexeme in progress (the state the next pushed
+    /// byte steps from) and the lexer, for containment checks on it (the
+    /// slicer's [`Lexer::state_contains_prefixes`]).
+    pub fn lexer_state_mut(&mut self) -> (StateId, &mut Lexer) {
+        let state = self.frames.last().map_or(StateId::DEAD, |f| f.state);
+        (state, &mut self.lexer)
+    }
+
     /// The number of bytes consumed (frames above the start).
     pub fn num_bytes(&self) -> usize {
         self.frames.len() - 1
@@ -375,46 +384,60 @@ impl Parser {
         None
     }
 
-    /// Pushes one byte: the core of the trie walk.
-    #[inline]
+    /// Pushes one byte (consuming text, outside the walk).
     fn push_byte(&mut self, b: u8) -> bool {
         let Some(&top) = self.frames.last() else { return false };
-        let next = self.lexer.next(top.state, b);
-        if !next.is_dead() {
-            if self.lexer.is_lazy_end(next) {
-                return self.end_lazy(top.row() as usize, next);
+        match self.step(top, b) {
+            Some(f) => {
+                self.frames.push(f);
+                self.stats.bytes_pushed += 1;
+                true
             }
-            self.frames.push(Frame { state: next, row_fresh: top.row_fresh & !FRESH });
-            self.stats.bytes_pushed += 1;
-            return true;
+            None => false,
+        }
+    }
+
+    /// The position after byte `b` from position `top`, or `None` when the
+    /// grammar rejects `b` there: the core of the trie walk. Inside a
+    /// lexeme this is one table look-up; the rest is out of line.
+    #[inline(always)]
+    fn step(&mut self, top: Frame, b: u8) -> Option<Frame> {
+        let next = self.lexer.next(top.state, b);
+        if !next.is_dead() && !next.is_lazy_end() {
+            return Some(Frame { state: next, row_fresh: top.row_fresh & !FRESH });
+        }
+        self.step_slow(top, b, next)
+    }
+
+    /// [`step`](Parser::step) when `b` ends the current lexeme (`next`, the
+    /// lexer's answer, is dead) or a lazy lexeme (`next` is its end state).
+    #[inline(never)]
+    fn step_slow(&mut self, top: Frame, b: u8, next: StateId) -> Option<Frame> {
+        if !next.is_dead() {
+            return self.end_lazy(top.row() as usize, next);
         }
         // The byte does not continue the lexeme: it must end here (greedy)
         // and the byte must start the next one.
         if top.fresh() {
-            return false;
+            return None;
         }
-        let Some(acc) = self.lexer.accepting(top.state) else { return false };
-        let Some(r) = self.push_row(top.row() as usize, RowKey::Lexemes(acc)) else { return false };
+        let acc = self.lexer.accepting(top.state)?;
+        let r = self.push_row(top.row() as usize, RowKey::Lexemes(acc))?;
         let next = self.lexer.next(self.rows[r].lexer_start, b);
         if next.is_dead() {
-            return false;
+            return None;
         }
-        if self.lexer.is_lazy_end(next) {
+        if next.is_lazy_end() {
             return self.end_lazy(r, next);
         }
-        self.frames.push(Frame::new(next, r as u32, false));
-        self.stats.bytes_pushed += 1;
-        true
+        Some(Frame::new(next, r as u32, false))
     }
 
     /// A lazy lexeme matched at `state` (started at `row`): it ends now.
-    fn end_lazy(&mut self, row: usize, state: StateId) -> bool {
-        let Some(acc) = self.lexer.accepting(state) else { return false };
-        let Some(r) = self.push_row(row, RowKey::Lexemes(acc)) else { return false };
-        let start = self.rows[r].lexer_start;
-        self.frames.push(Frame::new(start, r as u32, true));
-        self.stats.bytes_pushed += 1;
-        true
+    fn end_lazy(&mut self, row: usize, state: StateId) -> Option<Frame> {
+        let acc = self.lexer.accepting(state)?;
+        let r = self.push_row(row, RowKey::Lexemes(acc))?;
+        Some(Frame::new(self.rows[r].lexer_start, r as u32, true))
     }
 
     /// The row after scanning `key` at row `parent`: reused when the cached
@@ -626,5 +649,27 @@ impl Recognizer for Parser {
 
     fn special_allowed(&mut self, token: TokenId) -> bool {
         self.special_token_allowed(token)
+    }
+}
+
+/// The mask walk's faster protocol: the walk keeps the frames, one per depth.
+impl StateRecognizer for Parser {
+    type State = Frame;
+
+    fn start(&mut self) -> Frame {
+        self.frames.last().copied().unwrap_or(Frame::new(StateId::DEAD, 0, true))
+    }
+
+    #[inline(always)]
+    fn step(&mut self, state: Frame, byte: u8) -> Option<Frame> {
+        Parser::step(self, state, byte)
+    }
+
+    fn special_allowed(&mut self, token: TokenId) -> bool {
+        self.special_token_allowed(token)
+    }
+
+    fn walk_finished(&mut self, accepted_nodes: usize) {
+        self.stats.bytes_pushed += accepted_nodes as u64;
     }
 }

@@ -9,6 +9,8 @@ use crate::byteclass::ByteClasses;
 use crate::error::{LexerError, LexerErrorKind};
 use crate::spec::{LexemeId, LexemeSet, LexerLimits, LexerSpec};
 
+pub(crate) mod probe;
+
 /// A lexer state: the set of lexemes still alive after the bytes seen since
 /// the last lexeme boundary, each with its derivative. Meaningful only for
 /// the [`Lexer`] that made it.
@@ -107,6 +109,8 @@ pub struct Lexer {
     /// The first resource error met on the hot path (sticky).
     error: Option<LexerError>,
     num_transitions: usize,
+    /// Probe expressions and cached containment answers (see `probe`).
+    probes: probe::Probes,
 }
 
 impl std::fmt::Debug for Lexer {
@@ -187,6 +191,7 @@ impl Lexer {
             limits,
             error: None,
             num_transitions: 0,
+            probes: probe::Probes::default(),
         };
         let dead = lexer.intern_state(Vec::new().into_boxed_slice())?;
         debug_assert_eq!(dead, StateId::DEAD);
@@ -236,6 +241,13 @@ impl Lexer {
     /// The number of byte classes (bytes no lexeme distinguishes share one).
     pub fn num_byte_classes(&self) -> usize {
         self.classes.len()
+    }
+
+    /// The class of `byte`, below [`num_byte_classes`](Lexer::num_byte_classes):
+    /// bytes of one class lead every state to the same successor.
+    #[inline]
+    pub fn byte_class(&self, byte: u8) -> usize {
+        self.classes.class(byte)
     }
 
     /// The number of states created so far (the dead state included).

@@ -46,6 +46,13 @@
 //! (`u32` each). A miss takes one derivative per live lexeme and an emptiness
 //! check for non-trivial derivatives, bounded by fuel.
 //!
+//! # Probes
+//! [`Lexer::add_probe`] and [`Lexer::state_contains_prefixes`] answer the
+//! slicer's question: does every word of a regex ([`ProbeRegex`]) continue
+//! the lexeme in progress without ending it? A sound under-approximation on
+//! derivre's prefix-containment check, bounded by fuel and cached per
+//! (state, probe); lazy lexemes make the answer "not proven".
+//!
 //! # Complexity and memory
 //! A cached transition is O(1). A miss costs O(k · d) with `k` live lexemes
 //! and `d` the cost of one derivative (amortized by derivre's cache).
@@ -71,6 +78,7 @@ mod spec;
 
 pub use derivre::RegexAst;
 pub use error::{LexerError, LexerErrorKind};
+pub use lexer::probe::{ProbeError, ProbeId, ProbeMatcher, ProbeRegex};
 pub use lexer::{AcceptSetId, Lexer, StateId};
 pub use spec::{LexemeId, LexemeSet, LexemeSpec, LexerLimits, LexerSpec};
 

@@ -1,3 +1,4 @@
 //! Integration tests of the `lexer` crate (one binary, one module per concern).
 
+mod probe;
 mod prop;

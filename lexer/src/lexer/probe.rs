@@ -1,0 +1,287 @@
+//! Probes: regular expressions asked about a lexer state ("does every word of
+//! this probe continue the lexeme in progress?"), the question the slicer
+//! asks before it skips a slice of the vocabulary.
+//!
+//! A probe is parsed once with `regex-syntax` ([`ProbeRegex`]) and translated
+//! node by node into derivre expressions: into a private expression set for
+//! matching token bytes ([`ProbeMatcher`]), and into a lexer's own set
+//! ([`Lexer::add_probe`]) so that derivre can compare it with the lexer's
+//! derivatives. One translation serves both, so the words a matcher accepts
+//! are exactly the words of the probe the lexer reasons about.
+
+use derivre::ExprRef;
+use derivre::raw::{DerivCache, ExprSet};
+use regex_syntax::hir::{Class, Hir, HirKind};
+use regex_syntax::utf8::Utf8Sequences;
+use rustc_hash::FxHashMap;
+
+use super::{Lexer, StateId};
+use crate::error::LexerErrorKind;
+use crate::spec::LexemeId;
+
+/// Words per derivre byte set (256 bits in `u32` words).
+const SET_WORDS: usize = 8;
+
+/// A regular expression for probing lexer states; see [`Lexer::add_probe`].
+///
+/// Syntax: the `regex` crate's (Unicode classes match whole UTF-8
+/// characters), anchored at both ends; look-around assertions (`^`, `$`,
+/// `\b`) are refused.
+#[derive(Clone, Debug)]
+pub struct ProbeRegex {
+    pattern: String,
+    hir: Hir,
+}
+
+/// Why a probe pattern was refused: it does not parse, or it uses a feature
+/// probes do not support.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeError {
+    pattern: String,
+    message: String,
+}
+
+impl ProbeError {
+    /// The refused pattern.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// What is wrong with it.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid probe regex /{}/: {}", self.pattern, self.message)
+    }
+}
+
+impl std::error::Error for ProbeError {}
+
+impl ProbeRegex {
+    /// Parses `pattern`.
+    ///
+    /// # Errors
+    /// A syntax error, or a look-around assertion.
+    pub fn new(pattern: &str) -> Result<ProbeRegex, ProbeError> {
+        let err = |message: String| ProbeError { pattern: pattern.to_string(), message };
+        let hir = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(pattern)
+            .map_err(|e| err(e.to_string()))?;
+        if has_look(&hir) {
+            return Err(err("look-around assertions (^, $, \\b) are not supported".into()));
+        }
+        Ok(ProbeRegex { pattern: pattern.to_string(), hir })
+    }
+
+    /// The pattern as given.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// A matcher for whole byte strings (token bytes).
+    pub fn matcher(&self) -> ProbeMatcher {
+        let mut exprs = ExprSet::new(256);
+        let root = translate(&mut exprs, &self.hir);
+        ProbeMatcher { exprs, deriv: DerivCache::new(), root }
+    }
+}
+
+/// Matches whole byte strings against one [`ProbeRegex`] (derivatives with
+/// a cache: O(bytes) look-ups once warm).
+#[derive(Clone)]
+pub struct ProbeMatcher {
+    exprs: ExprSet,
+    deriv: DerivCache,
+    root: ExprRef,
+}
+
+impl std::fmt::Debug for ProbeMatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProbeMatcher").field("exprs", &self.exprs.len()).finish()
+    }
+}
+
+impl ProbeMatcher {
+    /// Whether the probe matches all of `bytes`. A fault inside derivre
+    /// counts as no match (callers use "no match" as the safe answer).
+    pub fn is_match(&mut self, bytes: &[u8]) -> bool {
+        let mut e = self.root;
+        for &b in bytes {
+            let (exprs, deriv) = (&mut self.exprs, &mut self.deriv);
+            let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                deriv.derivative(exprs, e, b)
+            }));
+            match step {
+                Ok(d) if d != ExprRef::NO_MATCH => e = d,
+                _ => return false,
+            }
+        }
+        self.exprs.is_nullable(e)
+    }
+}
+
+/// The id of a probe added to one lexer (and to the lexers cloned from it).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct ProbeId(u32);
+
+/// A lexer's probes and its cache of containment answers.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Probes {
+    /// `(pattern, expression in the lexer's set)`, indexed by [`ProbeId`].
+    exprs: Vec<(String, ExprRef)>,
+    /// `(dense state index, probe)` to the answer of
+    /// [`Lexer::state_contains_prefixes`]; answers never change, since
+    /// states and expressions are immutable once interned.
+    answers: FxHashMap<(u32, u32), Option<bool>>,
+}
+
+impl Lexer {
+    /// Adds `probe` to this lexer's expression set (once: adding the same
+    /// pattern again returns the same id). The lexers cloned from this one
+    /// afterwards know the probe too.
+    pub fn add_probe(&mut self, probe: &ProbeRegex) -> ProbeId {
+        if let Some(i) = self.probes.exprs.iter().position(|(p, _)| *p == probe.pattern) {
+            return ProbeId(i as u32);
+        }
+        let e = translate(&mut self.exprs, &probe.hir);
+        self.probes.exprs.push((probe.pattern.clone(), e));
+        ProbeId(self.probes.exprs.len() as u32 - 1)
+    }
+
+    /// Whether every word of `probe` continues the lexeme in progress in
+    /// `state`, byte by byte, without ending it: for each word `w` and each
+    /// non-empty prefix `u` of `w`, [`next_bytes`](Lexer::next_bytes)`(state,
+    /// u)` is alive and is not a lazy end. A parser in `state` then accepts
+    /// every byte string the probe matches.
+    ///
+    /// `Some(true)`: proven (some greedy lexeme of `state` has every word of
+    /// the probe among the prefixes of its derivative, and no lazy lexeme is
+    /// alive). `Some(false)`: not proven (derivre's containment check is
+    /// incomplete: a `false` is not a disproof). `None`: not proven because
+    /// `fuel` (units of derivre's relevance search, per lexeme) ran out or
+    /// the expression set is near [`LexerLimits::max_exprs`](crate::LexerLimits).
+    /// Answers are cached per (state, probe); a fuel failure is cached too.
+    ///
+    /// # Panics
+    /// When `probe` comes from another lexer with fewer probes.
+    pub fn state_contains_prefixes(
+        &mut self,
+        state: StateId,
+        probe: ProbeId,
+        fuel: u64,
+    ) -> Option<bool> {
+        let small = self.probes.exprs[probe.0 as usize].1;
+        let key = (self.state_index(state) as u32, probe.0);
+        if let Some(&a) = self.probes.answers.get(&key) {
+            return a;
+        }
+        let answer = self.contains_uncached(state, small, fuel);
+        self.probes.answers.insert(key, answer);
+        answer
+    }
+
+    fn contains_uncached(&mut self, state: StateId, small: ExprRef, fuel: u64) -> Option<bool> {
+        if state.is_dead() || small == ExprRef::NO_MATCH || self.error.is_some() {
+            return Some(false);
+        }
+        let pairs = self.state_pairs[self.state_index(state)].clone();
+        // A live lazy lexeme could end at a prefix of a word: not proven.
+        if pairs.chunks_exact(2).any(|p| self.lexemes[p[0] as usize].lazy) {
+            return Some(false);
+        }
+        let mut out_of_fuel = false;
+        for p in pairs.chunks_exact(2) {
+            // The check adds expressions; keep well clear of the limit so
+            // that probing never makes the lexer fail where it would not.
+            if self.exprs.len() > self.limits.max_exprs / 2 {
+                return None;
+            }
+            let big = ExprRef::new(p[1]);
+            let (exprs, deriv, relevance) = (&mut self.exprs, &mut self.deriv, &mut self.relevance);
+            let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                relevance.is_contained_in_prefixes(exprs, deriv, small, big, fuel, true)
+            }));
+            match step {
+                Ok(Ok(true)) => return Some(true),
+                Ok(Ok(false)) => {}
+                Ok(Err(_)) => out_of_fuel = true,
+                Err(_) => {
+                    // derivre's set may be inconsistent after a fault: stop
+                    // the lexer, as a fault in a transition does.
+                    let lexeme = LexemeId(p[0]);
+                    let name = self.lexemes[lexeme.index()].name.clone();
+                    self.set_error(LexerErrorKind::EngineFault { lexeme, name });
+                    return None;
+                }
+            }
+        }
+        if out_of_fuel { None } else { Some(false) }
+    }
+}
+
+fn has_look(h: &Hir) -> bool {
+    match h.kind() {
+        HirKind::Look(_) => true,
+        HirKind::Repetition(r) => has_look(&r.sub),
+        HirKind::Capture(c) => has_look(&c.sub),
+        HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(has_look),
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) => false,
+    }
+}
+
+fn byte_set(exprs: &mut ExprSet, lo: u8, hi: u8) -> ExprRef {
+    let mut set = [0u32; SET_WORDS];
+    for b in lo..=hi {
+        set[b as usize / 32] |= 1 << (b % 32);
+    }
+    exprs.mk_byte_set(&set)
+}
+
+/// The derivre expression of `h` in `exprs` (recursion bounded by
+/// regex-syntax's nesting limit).
+fn translate(exprs: &mut ExprSet, h: &Hir) -> ExprRef {
+    match h.kind() {
+        HirKind::Empty => ExprRef::EMPTY_STRING,
+        // Refused by `ProbeRegex::new`; never reached.
+        HirKind::Look(_) => ExprRef::NO_MATCH,
+        HirKind::Literal(lit) => exprs.mk_byte_literal(&lit.0),
+        HirKind::Class(Class::Bytes(c)) => {
+            let mut set = [0u32; SET_WORDS];
+            for r in c.ranges() {
+                for b in r.start()..=r.end() {
+                    set[b as usize / 32] |= 1 << (b % 32);
+                }
+            }
+            exprs.mk_byte_set(&set)
+        }
+        HirKind::Class(Class::Unicode(c)) => {
+            let mut alts = Vec::new();
+            for r in c.ranges() {
+                for seq in Utf8Sequences::new(r.start(), r.end()) {
+                    let parts: Vec<ExprRef> =
+                        seq.as_slice().iter().map(|br| byte_set(exprs, br.start, br.end)).collect();
+                    alts.push(exprs.mk_concat_vec(&parts));
+                }
+            }
+            exprs.mk_or(&mut alts)
+        }
+        HirKind::Repetition(r) => {
+            let e = translate(exprs, &r.sub);
+            exprs.mk_repeat(e, r.min, r.max.unwrap_or(u32::MAX))
+        }
+        HirKind::Capture(c) => translate(exprs, &c.sub),
+        HirKind::Concat(v) => {
+            let parts: Vec<ExprRef> = v.iter().map(|x| translate(exprs, x)).collect();
+            exprs.mk_concat_vec(&parts)
+        }
+        HirKind::Alternation(v) => {
+            let mut alts: Vec<ExprRef> = v.iter().map(|x| translate(exprs, x)).collect();
+            exprs.mk_or(&mut alts)
+        }
+    }
+}

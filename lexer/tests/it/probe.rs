@@ -1,0 +1,145 @@
+//! Probes: the containment answer against a brute-force check over every
+//! short word of the probe, the matcher against `derivre::Regex`, and the
+//! known cases of the slicer (JSON string bodies, lazy lexemes).
+
+use derivre::{Regex, RegexBuilder};
+use lexer::{LexemeSet, LexemeSpec, Lexer, LexerLimits, LexerSpec, ProbeRegex, RegexAst, StateId};
+use proptest::prelude::*;
+
+const LEXEMES: &[&str] = &[
+    "[a-c]*x",
+    "[a-c]{0,3}x",
+    "[a-c]{0,12}x",
+    "\"[^\"]*\"",
+    "[ab]+",
+    "a[a-c]*",
+    "(ab|c)*",
+    "[a-c]+y|z",
+    "[ \\t]+",
+    "b{2,5}",
+];
+
+const PROBES: &[&str] =
+    &["[a-c]{1,2}", "[a-c]{1,10}", "[a-c]+", "[ab]{1,4}", "[^\"x]{1,3}", "a|bb", "[ \\t]+"];
+
+/// Every word over `alphabet` of length 1..=max_len.
+fn words(alphabet: &[u8], max_len: usize) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut layer: Vec<Vec<u8>> = vec![Vec::new()];
+    for _ in 0..max_len {
+        let mut next = Vec::new();
+        for w in &layer {
+            for &b in alphabet {
+                let mut v = w.clone();
+                v.push(b);
+                next.push(v);
+            }
+        }
+        out.extend(next.iter().cloned());
+        layer = next;
+    }
+    out
+}
+
+fn lexer_of(patterns: &[&str], lazy: &[bool]) -> (Lexer, StateId) {
+    let mut spec = LexerSpec::new();
+    for (p, &l) in patterns.iter().zip(lazy) {
+        let s = LexemeSpec::regex(p);
+        spec.add(if l { s.lazy() } else { s });
+    }
+    let mut lexer = Lexer::new(&spec, LexerLimits::default()).unwrap();
+    let mut all = LexemeSet::default();
+    for i in 0..patterns.len() {
+        all.insert(lexer::LexemeId(i as u32));
+    }
+    let start = lexer.start_state(&all);
+    (lexer, start)
+}
+
+/// Brute force: every non-empty prefix of every short word of the probe
+/// keeps the state alive and is not a lazy end.
+fn brute_contains(lexer: &mut Lexer, state: StateId, probe: &ProbeRegex) -> bool {
+    let mut m = probe.matcher();
+    for w in words(b"abcxyz\" \t", 4) {
+        if !m.is_match(&w) {
+            continue;
+        }
+        let mut s = state;
+        for &b in &w {
+            s = lexer.next(s, b);
+            if s.is_dead() || s.is_lazy_end() {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, rng_seed: proptest::test_runner::RngSeed::Fixed(11), ..ProptestConfig::default() })]
+    #[test]
+    fn proven_containment_holds_on_every_short_word(
+        picks in proptest::collection::vec((0..LEXEMES.len(), any::<bool>()), 1..4),
+        probe in 0..PROBES.len(),
+        prefix in proptest::collection::vec(proptest::sample::select(b"abc\"".to_vec()), 0..3),
+    ) {
+        let patterns: Vec<&str> = picks.iter().map(|p| LEXEMES[p.0]).collect();
+        let lazy: Vec<bool> = picks.iter().map(|p| p.1 && p.0 % 3 == 0).collect();
+        let (mut lexer, start) = lexer_of(&patterns, &lazy);
+        let state = lexer.next_bytes(start, &prefix);
+        prop_assume!(!state.is_dead() && !state.is_lazy_end());
+        let probe = ProbeRegex::new(PROBES[probe]).unwrap();
+        let id = lexer.add_probe(&probe);
+        let answer = lexer.state_contains_prefixes(state, id, 10_000);
+        // Cached answers are the same.
+        prop_assert_eq!(lexer.state_contains_prefixes(state, id, 10_000), answer);
+        if answer == Some(true) {
+            prop_assert!(brute_contains(&mut lexer, state, &probe));
+        }
+    }
+
+    #[test]
+    fn matcher_agrees_with_derivre(
+        probe in 0..PROBES.len(),
+        input in proptest::collection::vec(proptest::sample::select(b"abcx\" \t".to_vec()), 0..6),
+    ) {
+        let mut b = RegexBuilder::new();
+        let e = b.mk(&RegexAst::Regex(PROBES[probe].to_string())).unwrap();
+        let mut rx: Regex = b.to_regex(e);
+        let mut m = ProbeRegex::new(PROBES[probe]).unwrap().matcher();
+        prop_assert_eq!(m.is_match(&input), rx.is_match_bytes(&input));
+    }
+}
+
+#[test]
+fn json_string_bodies() {
+    let body = r#""([^"\\\x00-\x1F\x7F]|\\["\\/bfnrt])*""#;
+    let capped = r#""([^"\\\x00-\x1F\x7F]|\\["\\/bfnrt]){0,20}""#;
+    let probe = ProbeRegex::new(r#"[^"\\\x00-\x1F\x7F]{1,10}"#).unwrap();
+    let long = ProbeRegex::new(r#"[^"\\\x00-\x1F\x7F]{1,30}"#).unwrap();
+    for (pattern, short_ok, long_ok) in [(body, true, true), (capped, true, false)] {
+        let (mut lexer, start) = lexer_of(&[pattern], &[false]);
+        let (p, l) = (lexer.add_probe(&probe), lexer.add_probe(&long));
+        assert_eq!(lexer.add_probe(&probe), p, "same pattern, same id");
+        // Before the opening quote nothing is contained.
+        assert_eq!(lexer.state_contains_prefixes(start, p, 100_000), Some(false));
+        let inside = lexer.next(start, b'"');
+        assert_eq!(lexer.state_contains_prefixes(inside, p, 100_000), Some(short_ok), "{pattern}");
+        assert_eq!(lexer.state_contains_prefixes(inside, l, 100_000) == Some(true), long_ok);
+    }
+}
+
+#[test]
+fn lazy_lexemes_are_never_proven() {
+    let (mut lexer, start) = lexer_of(&["[a-z]*x", "[a-z]+"], &[true, false]);
+    let id = lexer.add_probe(&ProbeRegex::new("[a-z]{1,5}").unwrap());
+    assert_ne!(lexer.state_contains_prefixes(start, id, 100_000), Some(true));
+}
+
+#[test]
+fn bad_probes_are_errors() {
+    let e = ProbeRegex::new("[a-").unwrap_err();
+    assert_eq!(e.pattern(), "[a-");
+    assert!(ProbeRegex::new("^a").unwrap_err().to_string().contains("look-around"));
+    assert!(ProbeRegex::new("a\\b").is_err());
+}

@@ -72,12 +72,14 @@
 
 mod compile;
 mod error;
+mod forced;
 mod grammar;
 mod parser;
 
 pub use error::{GrammarError, ParseError};
+pub use forced::{ByteSet, ForcedBytes, ForcedStop};
 pub use grammar::{Grammar, GrammarBuilder, Limits, SpecialToken, SymbolId, SymbolKind};
-pub use parser::{Parser, ParserStats, PositionKey};
+pub use parser::{Frame, Parser, ParserStats, PositionKey};
 
 #[cfg(test)]
 mod tests {

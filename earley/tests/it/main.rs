@@ -1,5 +1,6 @@
 //! Integration tests of the `earley` crate (one binary, one module per concern).
 
 mod builder;
+mod forced;
 mod oracle;
 mod prop;

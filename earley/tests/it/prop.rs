@@ -29,7 +29,7 @@ const PATTERNS: &[(&str, bool)] = &[
     ("ca?", false),
 ];
 
-fn random_grammar(rng: &mut SmallRng) -> OGrammar {
+pub(crate) fn random_grammar(rng: &mut SmallRng) -> OGrammar {
     let num_lexemes = rng.random_range(1..=5);
     let lexemes: Vec<OLexeme> = (0..num_lexemes)
         .map(|_| {
@@ -62,7 +62,7 @@ fn random_grammar(rng: &mut SmallRng) -> OGrammar {
     OGrammar { lexemes, num_nonterminals, rules, ignore }
 }
 
-fn build(g: &OGrammar) -> earley::Grammar {
+pub(crate) fn build(g: &OGrammar) -> earley::Grammar {
     let mut b = GrammarBuilder::new();
     let lex: Vec<_> = g
         .lexemes

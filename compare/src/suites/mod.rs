@@ -4,6 +4,7 @@ use anyhow::{Result, bail};
 
 mod bpe;
 mod mask;
+mod maskbench;
 mod radix;
 mod toktrie;
 
@@ -23,7 +24,7 @@ pub(crate) const SUITES: &[Suite] = &[
         run: self::bpe::run,
     },
     Suite { name: "mask", about: "grammar masks vs llguidance", run: mask::run },
-    Suite { name: "maskbench", about: "MaskBench JSON Schemas vs llguidance", run: pending },
+    Suite { name: "maskbench", about: "MaskBench JSON Schemas vs llguidance", run: maskbench::run },
     Suite { name: "coalesce", about: "forced tokens vs llguidance", run: pending },
     Suite { name: "radix", about: "radix prefix cache vs a hash-of-blocks cache", run: radix::run },
 ];

@@ -1,0 +1,572 @@
+//! `cargo xtask bench maskbench [FILE] [--limit N] [--stride K]`: MaskBench
+//! JSON Schemas on our engine and llguidance 1.9.1, side by side, on the
+//! Llama-3 tokenizer.
+//!
+//! Every schema of the file (the dev split `../shared/data/maskbench/dev.jsonl.gz`
+//! by default; any file of lines `{name, schema, tests: [{valid, data}]}`,
+//! optionally gzipped) is compiled by each engine configuration in
+//! [`configs`]: ours with llguidance-compatible options, llguidance with its
+//! default slicer and with slicing off. The time to first mask (compile +
+//! matcher + first mask) is measured per schema. Each instance is serialized
+//! compactly, tokenized, and walked token by token on every configuration
+//! that compiled the schema: each mask is timed, a token outside its mask
+//! rejects the instance, and after the last token the mask is computed once
+//! more and the matcher must be accepting. A valid instance must be accepted,
+//! an invalid one rejected. On valid instances, each of our masks is
+//! compared bit for bit with llguidance's (slicer off), as a count of
+//! mismatched steps (the differential test `compare/tests/it/maskbench.rs`
+//! shows the tokens).
+//!
+//! Timing ratios compare the same work: time to first mask over the schemas
+//! every configuration compiles, mask times over the steps every
+//! configuration computed. Per-schema outcomes go to
+//! `target/bench/maskbench-schemas.jsonl` (errors, rejected valid instances),
+//! the table to `target/bench/maskbench.{md,json}`.
+
+use std::io::{BufRead, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::{Value, json};
+use structgen::{Matcher, MatcherError};
+use toktrie::{TokTrie, TokenId, TokenSet};
+
+use compare::report::Report;
+
+/// Builds our matcher for a compiled grammar (so that a configuration can
+/// add, say, a slicer).
+type MatcherBuilder = Box<dyn Fn(&Arc<TokTrie>, &earley::Grammar) -> Result<Matcher, MatcherError>>;
+
+/// One engine configuration: one column of the comparison.
+enum Config {
+    /// Our JSON Schema compiler, earley engine and matcher.
+    Ours { name: &'static str, options: jsonschema::Options, matcher: MatcherBuilder },
+    /// llguidance with this parser factory (which fixes its slices).
+    Llg { name: &'static str, factory: llguidance::ParserFactory },
+}
+
+impl Config {
+    fn name(&self) -> &'static str {
+        match self {
+            Config::Ours { name, .. } | Config::Llg { name, .. } => name,
+        }
+    }
+
+    fn is_ours(&self) -> bool {
+        matches!(self, Config::Ours { .. })
+    }
+}
+
+/// The configurations measured, ours first. A new configuration of ours
+/// (a slicer, another whitespace setting) is one more entry here.
+fn configs(peer_env: &peer_toktrie::TokEnv) -> Result<Vec<Config>> {
+    let llg = |name, slices: &[String]| -> Result<Config> {
+        let mut factory = llguidance::ParserFactory::new(
+            peer_env,
+            peer_toktrie::InferenceCapabilities::default(),
+            slices,
+        )?;
+        factory.quiet();
+        Ok(Config::Llg { name, factory })
+    };
+    Ok(vec![
+        Config::Ours {
+            name: "ours",
+            options: jsonschema::Options::llguidance_compat(),
+            matcher: Box::new(|trie, g| Matcher::new(trie.clone(), g)),
+        },
+        llg("llg", &llguidance::earley::SlicedBiasComputer::general_slices())?,
+        llg("llg no slicer", &[])?,
+    ])
+}
+
+/// A schema compiled by one configuration, ready to start instances.
+enum Compiled {
+    Ours(earley::Grammar),
+    /// A matcher that has computed no mask yet (so its mask cache is cold).
+    Llg(llguidance::Matcher),
+}
+
+/// One instance being walked on one configuration.
+enum Session {
+    Ours(Matcher),
+    Llg(llguidance::Matcher),
+}
+
+/// A computed mask.
+enum Mask<'a> {
+    Ours(&'a TokenSet),
+    Llg(peer_toktrie::SimpleVob),
+}
+
+impl Mask<'_> {
+    fn allows(&self, t: u32) -> bool {
+        match self {
+            Mask::Ours(m) => m.contains(TokenId(t)),
+            Mask::Llg(m) => (t as usize) < m.len() && m.is_allowed(t),
+        }
+    }
+
+    /// The first `n` bits as `u64` words (bit `i` of word `i / 64` is id `i`).
+    fn words(&self, n: usize, out: &mut Vec<u64>) {
+        out.clear();
+        let k = n.div_ceil(64);
+        match self {
+            Mask::Ours(m) => out.extend_from_slice(&m.as_words()[..k]),
+            Mask::Llg(m) => {
+                let s = m.as_slice();
+                let w = |i: usize| s.get(i).copied().unwrap_or(0) as u64;
+                out.extend((0..k).map(|i| w(2 * i) | w(2 * i + 1) << 32));
+            }
+        }
+        if n % 64 != 0 {
+            if let Some(last) = out.last_mut() {
+                *last &= (1u64 << (n % 64)) - 1;
+            }
+        }
+    }
+}
+
+fn compile(
+    config: &Config,
+    trie: &Arc<TokTrie>,
+    schema: &Value,
+) -> Result<(Compiled, f64), String> {
+    match config {
+        Config::Ours { options, matcher, .. } => {
+            let t0 = Instant::now();
+            let built = catch_unwind(AssertUnwindSafe(|| {
+                let c = jsonschema::compile(schema, options).map_err(|e| e.to_string())?;
+                let g =
+                    c.grammar.to_earley(earley::Limits::default()).map_err(|e| e.to_string())?;
+                let mut m = matcher(trie, &g).map_err(|e| e.to_string())?;
+                m.compute_mask().map_err(|e| e.to_string())?;
+                Ok(g)
+            }))
+            .unwrap_or_else(|_| Err("panic".to_string()))?;
+            Ok((Compiled::Ours(built), t0.elapsed().as_secs_f64() * 1e6))
+        }
+        Config::Llg { factory, .. } => {
+            let grammar = llguidance::api::TopLevelGrammar::from_json_schema(schema.clone());
+            let t0 = Instant::now();
+            let mut m = llguidance::Matcher::new(factory.create_parser(grammar));
+            let t_create = t0.elapsed();
+            if let Some(e) = m.get_error() {
+                return Err(e);
+            }
+            // The template keeps a cold mask cache; the clone is not timed.
+            let template = m.deep_clone();
+            let t1 = Instant::now();
+            m.compute_mask().map_err(|e| e.to_string())?;
+            let ttfm = (t_create + t1.elapsed()).as_secs_f64() * 1e6;
+            Ok((Compiled::Llg(template), ttfm))
+        }
+    }
+}
+
+impl Session {
+    fn start(config: &Config, compiled: &Compiled, trie: &Arc<TokTrie>) -> Option<Session> {
+        match (config, compiled) {
+            (Config::Ours { matcher, .. }, Compiled::Ours(g)) => {
+                matcher(trie, g).ok().map(Session::Ours)
+            }
+            (_, Compiled::Llg(m)) => Some(Session::Llg(m.deep_clone())),
+            _ => None,
+        }
+    }
+
+    fn mask(&mut self) -> Option<Mask<'_>> {
+        match self {
+            Session::Ours(m) => m.compute_mask().ok().map(Mask::Ours),
+            Session::Llg(m) => m.compute_mask_or_eos().ok().map(Mask::Llg),
+        }
+    }
+
+    fn consume(&mut self, t: u32) -> bool {
+        match self {
+            Session::Ours(m) => m.consume_token(TokenId(t)).is_ok(),
+            Session::Llg(m) => m.consume_token(t).is_ok(),
+        }
+    }
+
+    fn accepting(&mut self) -> bool {
+        match self {
+            Session::Ours(m) => m.is_accepting(),
+            Session::Llg(m) => m.is_accepting().unwrap_or(false),
+        }
+    }
+}
+
+/// What one configuration did over the whole file.
+#[derive(Default)]
+struct Tally {
+    compiled: usize,
+    valid: usize,
+    valid_rejected: usize,
+    schemas_with_valid_rejected: usize,
+    invalid: usize,
+    invalid_accepted: usize,
+    /// Per schema, time to first mask in µs (NaN when not compiled).
+    ttfm_us: Vec<f64>,
+    /// Per step of every walk, mask time in µs (NaN when not computed).
+    mask_us: Vec<f32>,
+}
+
+/// Mean and percentiles.
+#[derive(Clone, Copy)]
+struct Stats {
+    n: usize,
+    mean: f64,
+    p50: f64,
+    p99: f64,
+    max: f64,
+}
+
+fn stats(xs: impl Iterator<Item = f64>) -> Stats {
+    let mut v: Vec<f64> = xs.collect();
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        return Stats { n: 0, mean: 0.0, p50: 0.0, p99: 0.0, max: 0.0 };
+    }
+    let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    Stats { n: v.len(), mean, p50: q(0.5), p99: q(0.99), max: v[v.len() - 1] }
+}
+
+fn stats_json(s: Stats) -> Value {
+    json!({"n": s.n, "mean": s.mean, "p50": s.p50, "p99": s.p99, "max": s.max})
+}
+
+struct Args {
+    file: Option<PathBuf>,
+    limit: usize,
+    stride: usize,
+}
+
+fn parse_args(args: &[String]) -> Result<Args> {
+    let mut out = Args { file: None, limit: usize::MAX, stride: 1 };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| -> Result<usize> {
+            let v = it.next().with_context(|| format!("{flag} needs a value"))?;
+            v.parse().with_context(|| format!("{flag} {v}: not a number"))
+        };
+        match a.as_str() {
+            "--limit" => out.limit = value("--limit")?,
+            "--stride" => out.stride = value("--stride")?.max(1),
+            s if s.starts_with("--") => {
+                bail!("unknown flag {s} (usage: maskbench [FILE] [--limit N] [--stride K])")
+            }
+            s if out.file.is_none() => out.file = Some(PathBuf::from(s)),
+            s => bail!("unexpected argument {s}"),
+        }
+    }
+    Ok(out)
+}
+
+fn read_lines(args: &Args) -> Result<(String, Vec<u8>)> {
+    match &args.file {
+        Some(p) => {
+            let raw = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+            let bytes = if p.extension().is_some_and(|e| e == "gz") {
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut out)?;
+                out
+            } else {
+                raw
+            };
+            Ok((p.display().to_string(), bytes))
+        }
+        None => {
+            if compare::shared::data_dir().is_none() {
+                bail!("../shared/data is absent: pass a MaskBench file");
+            }
+            let rel = "maskbench/dev.jsonl.gz";
+            Ok((format!("../shared/data/{rel}"), compare::shared::read(rel)?))
+        }
+    }
+}
+
+pub(crate) fn run(args: &[String]) -> Result<()> {
+    let args = parse_args(args)?;
+    let (source, bytes) = read_lines(&args)?;
+    let json = compare::shared::read("tokenizers/llama3.tokenizer.json.gz")
+        .context("the Llama-3 tokenizer from ../shared/data/tokenizers")?;
+    let tokenizer = bpe::Tokenizer::from_tokenizer_json(&json)?;
+    let trie = Arc::new(Matcher::trie_of(&tokenizer)?);
+    let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
+    let peer_env = compare::peer::llg_tok_env(&tokenizer, eos);
+    let configs = configs(&peer_env)?;
+    let reference = configs
+        .iter()
+        .position(|c| c.name() == "llg no slicer")
+        .context("the reference configuration")?;
+    let vocab = tokenizer.vocab_size();
+
+    let mut tallies: Vec<Tally> = configs.iter().map(|_| Tally::default()).collect();
+    let (mut schemas, mut mismatched_steps, mut compared_steps) = (0usize, 0usize, 0usize);
+    let mut mismatched_schemas = vec![0usize; configs.len()];
+    let dir = bench_dir();
+    std::fs::create_dir_all(&dir)?;
+    let mut per_schema =
+        std::io::BufWriter::new(std::fs::File::create(dir.join("maskbench-schemas.jsonl"))?);
+    let (mut words, mut ref_words) = (Vec::new(), Vec::new());
+    let started = Instant::now();
+    let lines = bytes.lines().filter(|l| l.as_ref().is_ok_and(|l| !l.trim().is_empty()));
+    for (i, line) in lines.enumerate().step_by(args.stride).take(args.limit) {
+        let rec: Value =
+            serde_json::from_str(&line?).with_context(|| format!("record {}: not JSON", i + 1))?;
+        schemas += 1;
+        let name = rec["name"].as_str().unwrap_or("").to_string();
+        let tests = rec["tests"].as_array().cloned().unwrap_or_default();
+        let mut record = json!({"name": name});
+        let mut compiled: Vec<Option<Compiled>> = Vec::new();
+        for (c, tally) in configs.iter().zip(&mut tallies) {
+            match compile(c, &trie, &rec["schema"]) {
+                Ok((x, us)) => {
+                    tally.compiled += 1;
+                    tally.ttfm_us.push(us);
+                    record[c.name()] = json!({"status": "compiled", "ttfm_us": us});
+                    compiled.push(Some(x));
+                }
+                Err(e) => {
+                    tally.ttfm_us.push(f64::NAN);
+                    record[c.name()] = json!({"status": "error", "error": e});
+                    compiled.push(None);
+                }
+            }
+        }
+        let mut mismatch_here = vec![0usize; configs.len()];
+        for (ti, t) in tests.iter().enumerate() {
+            let valid = t["valid"].as_bool().unwrap_or(false);
+            let text = serde_json::to_string(&t["data"])?;
+            let tokens = tokenizer.encode(&text);
+            let mut sessions: Vec<Option<Session>> = configs
+                .iter()
+                .zip(&compiled)
+                .map(|(c, x)| x.as_ref().and_then(|x| Session::start(c, x, &trie)))
+                .collect();
+            let mut accepted = vec![false; configs.len()];
+            for step in 0..=tokens.len() {
+                ref_words.clear();
+                let mut ours_words: Vec<(usize, Vec<u64>)> = Vec::new();
+                for (k, s) in sessions.iter_mut().enumerate() {
+                    let Some(sess) = s else {
+                        tallies[k].mask_us.push(f32::NAN);
+                        continue;
+                    };
+                    let t0 = Instant::now();
+                    let mask = sess.mask();
+                    let us = t0.elapsed().as_secs_f64() * 1e6;
+                    let Some(mask) = mask else {
+                        tallies[k].mask_us.push(f32::NAN);
+                        *s = None;
+                        continue;
+                    };
+                    tallies[k].mask_us.push(us as f32);
+                    if valid && (k == reference || configs[k].is_ours()) {
+                        mask.words(vocab, &mut words);
+                        if k == reference {
+                            ref_words.clone_from(&words);
+                        } else {
+                            ours_words.push((k, words.clone()));
+                        }
+                    }
+                    let ok = match tokens.get(step) {
+                        Some(&tok) => mask.allows(tok),
+                        None => {
+                            drop(mask);
+                            accepted[k] = sess.accepting();
+                            false
+                        }
+                    };
+                    if !ok || !sess.consume(tokens[step]) {
+                        *s = None;
+                    }
+                }
+                if !ref_words.is_empty() {
+                    for (k, w) in &ours_words {
+                        compared_steps += 1;
+                        if *w != ref_words {
+                            mismatched_steps += 1;
+                            mismatch_here[*k] += 1;
+                        }
+                    }
+                }
+                if sessions.iter().all(Option::is_none) {
+                    break;
+                }
+            }
+            for (k, tally) in tallies.iter_mut().enumerate() {
+                if compiled[k].is_none() {
+                    continue;
+                }
+                let name = configs[k].name();
+                if valid {
+                    tally.valid += 1;
+                    if !accepted[k] {
+                        tally.valid_rejected += 1;
+                        push(&mut record[name]["valid_rejected"], ti);
+                    }
+                } else {
+                    tally.invalid += 1;
+                    if accepted[k] {
+                        tally.invalid_accepted += 1;
+                        push(&mut record[name]["invalid_accepted"], ti);
+                    }
+                }
+            }
+        }
+        for (k, tally) in tallies.iter_mut().enumerate() {
+            if record[configs[k].name()]["valid_rejected"].is_array() {
+                tally.schemas_with_valid_rejected += 1;
+            }
+            if mismatch_here[k] > 0 {
+                mismatched_schemas[k] += 1;
+                record[configs[k].name()]["mismatched_steps"] = json!(mismatch_here[k]);
+            }
+        }
+        writeln!(per_schema, "{record}")?;
+        if schemas % 500 == 0 {
+            eprintln!("{schemas} schemas, {:.0} s", started.elapsed().as_secs_f64());
+        }
+    }
+    per_schema.flush()?;
+    report(&configs, &tallies, reference, &source, schemas, &args)?;
+    let ours_invalid: usize = configs
+        .iter()
+        .zip(&tallies)
+        .filter(|(c, _)| c.is_ours())
+        .map(|(_, t)| t.invalid_accepted)
+        .sum();
+    println!(
+        "mask mismatches: {mismatched_steps} of {compared_steps} compared steps; schemas per config: {:?}",
+        configs.iter().map(Config::name).zip(&mismatched_schemas).collect::<Vec<_>>()
+    );
+    ensure!(ours_invalid == 0, "ours accepted {ours_invalid} invalid instances");
+    Ok(())
+}
+
+/// `target/bench`, where the report goes too.
+fn bench_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
+        .join("bench")
+}
+
+/// Appends `i` to a JSON array (created when absent).
+fn push(v: &mut Value, i: usize) {
+    if !v.is_array() {
+        *v = json!([]);
+    }
+    if let Value::Array(a) = v {
+        a.push(json!(i));
+    }
+}
+
+fn report(
+    configs: &[Config],
+    tallies: &[Tally],
+    reference: usize,
+    source: &str,
+    schemas: usize,
+    args: &Args,
+) -> Result<()> {
+    let mut report = Report::new(
+        "maskbench",
+        &[
+            "engine",
+            "compiled",
+            "valid rejected",
+            "invalid accepted",
+            "TTFM mean ms",
+            "TTFM p99 ms",
+            "mask mean µs",
+            "mask p50 µs",
+            "mask p99 µs",
+            "mask max µs",
+        ],
+    );
+    // Timings on the common ground: schemas every configuration compiled,
+    // steps every configuration computed.
+    let n_steps = tallies[0].mask_us.len();
+    let n_schemas = tallies[0].ttfm_us.len();
+    let common_schema = |i: usize| tallies.iter().all(|t| !t.ttfm_us[i].is_nan());
+    let common_step = |i: usize| tallies.iter().all(|t| !t.mask_us[i].is_nan());
+    let schema_ix: Vec<usize> = (0..n_schemas).filter(|&i| common_schema(i)).collect();
+    let step_ix: Vec<usize> = (0..n_steps).filter(|&i| common_step(i)).collect();
+    let mut summary = Vec::new();
+    for (c, t) in configs.iter().zip(tallies) {
+        let ttfm = stats(schema_ix.iter().map(|&i| t.ttfm_us[i] / 1e3));
+        let mask = stats(step_ix.iter().map(|&i| t.mask_us[i] as f64));
+        let own_mask = stats(t.mask_us.iter().filter(|x| !x.is_nan()).map(|&x| x as f64));
+        let own_ttfm = stats(t.ttfm_us.iter().filter(|x| !x.is_nan()).map(|&x| x / 1e3));
+        report.row(vec![
+            json!(c.name()),
+            json!(t.compiled),
+            json!(format!(
+                "{} of {} ({} schemas)",
+                t.valid_rejected, t.valid, t.schemas_with_valid_rejected
+            )),
+            json!(format!("{} of {}", t.invalid_accepted, t.invalid)),
+            json!(ttfm.mean),
+            json!(ttfm.p99),
+            json!(mask.mean),
+            json!(mask.p50),
+            json!(mask.p99),
+            json!(mask.max),
+        ]);
+        summary.push((c.name(), ttfm, mask));
+        report.extra(
+            c.name(),
+            json!({
+                "compiled": t.compiled, "valid": t.valid, "valid_rejected": t.valid_rejected,
+                "schemas_with_valid_rejected": t.schemas_with_valid_rejected,
+                "invalid": t.invalid, "invalid_accepted": t.invalid_accepted,
+                "ttfm_ms_common": stats_json(ttfm), "mask_us_common": stats_json(mask),
+                "ttfm_ms_own": stats_json(own_ttfm), "mask_us_own": stats_json(own_mask),
+            }),
+        );
+    }
+    // One ratio row per (ours, llguidance) pair.
+    for (a, ca) in configs.iter().enumerate().filter(|(_, c)| c.is_ours()) {
+        for (b, cb) in configs.iter().enumerate().filter(|(_, c)| !c.is_ours()) {
+            let (sa, sb) = (&summary[a], &summary[b]);
+            report.row(vec![
+                json!(format!("ratio {} / {}", ca.name(), cb.name())),
+                json!(format!("{} / {}", tallies[a].compiled, tallies[b].compiled)),
+                json!(format!("{} / {}", tallies[a].valid_rejected, tallies[b].valid_rejected)),
+                json!(format!("{} / {}", tallies[a].invalid_accepted, tallies[b].invalid_accepted)),
+                json!(sa.1.mean / sb.1.mean),
+                json!(sa.1.p99 / sb.1.p99),
+                json!(sa.2.mean / sb.2.mean),
+                json!(sa.2.p50 / sb.2.p50),
+                json!(sa.2.p99 / sb.2.p99),
+                json!(sa.2.max / sb.2.max),
+            ]);
+        }
+    }
+    report.note(format!(
+        "{schemas} schemas from {source} (stride {}, limit {}), Llama-3 tokenizer; \
+         {} schemas compiled by every engine, {} mask steps computed by every engine.",
+        args.stride,
+        if args.limit == usize::MAX { "none".to_string() } else { args.limit.to_string() },
+        schema_ix.len(),
+        step_ix.len()
+    ));
+    report.note(
+        "ours: llguidance-compatible options (unbounded flexible whitespace). llg: \
+         llguidance 1.9.1 with its general slices; llg no slicer: no slices. TTFM = \
+         compile + matcher + first mask. Timings over the common schemas and steps; \
+         valid rejected: instances (schemas with at least one). Ratios ours / llg \
+         (lower is better).",
+    );
+    report.note(format!("reference for mask equality: {}", configs[reference].name()));
+    report.note(format!("machine: {}", compare::report::machine()));
+    report.finish()?;
+    Ok(())
+}

@@ -18,7 +18,11 @@
 use crate::model::{Model, Rules, Symbols};
 use crate::vocab::{Kind, Tokens};
 
-const NONE: u32 = u32::MAX;
+/// "No token" / "no node".
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// The trie's root node.
+pub(crate) const ROOT: u32 = 0;
 
 /// Tables of the backtracking encoder.
 #[derive(Debug)]
@@ -52,6 +56,9 @@ struct Trie {
     /// Depth-two nodes by their two bytes (`b0 << 8 | b1`), for the second
     /// step: 256 KiB that save a search in the widest levels.
     level2: Vec<u32>,
+    /// Bit `n` is set when node `n` spells an ordinary token, valid or not
+    /// (the whole-piece shortcut of the incremental encoders needs both).
+    word: Vec<u64>,
 }
 
 impl Trie {
@@ -71,6 +78,13 @@ impl Trie {
             let (mut i, hi, d) = (lo as usize, hi as usize, d as usize);
             // The shortest string sorts first; it ends here when its length is d.
             let ends_here = i < hi && tokens.token_len(ids[i]) == d;
+            let node = trie.token.len();
+            if trie.word.len() <= node / 64 {
+                trie.word.push(0);
+            }
+            if ends_here {
+                trie.word[node / 64] |= 1 << (node % 64);
+            }
             trie.token.push(if ends_here { ids[i] } else { NONE });
             if ends_here {
                 i += 1;
@@ -173,6 +187,39 @@ impl Trie {
 }
 
 impl Backtracker {
+    /// The child of trie node `n` by byte `b`, or [`NONE`].
+    #[inline]
+    pub(crate) fn step(&self, n: u32, b: u8) -> u32 {
+        self.trie.child(n, b)
+    }
+
+    /// The valid token spelled by trie node `n`, or [`NONE`].
+    #[inline]
+    pub(crate) fn node_token(&self, n: u32) -> u32 {
+        self.trie.token[n as usize]
+    }
+
+    /// Whether trie node `n` spells an ordinary token (valid or not).
+    #[inline]
+    pub(crate) fn node_is_word(&self, n: u32) -> bool {
+        self.trie.word[n as usize / 64] & (1 << (n % 64)) != 0
+    }
+
+    /// Whether BPE of `bytes(a) ++ bytes(b)` is `[a, b]`, for valid `a` and
+    /// `b` meeting at `boundary` in `text`.
+    #[inline]
+    pub(crate) fn pair_compatible(
+        &self,
+        model: &Model,
+        tokens: &Tokens,
+        text: &[u8],
+        boundary: usize,
+        a: u32,
+        b: u32,
+    ) -> bool {
+        self.compatible(model, tokens, text, boundary, a, b)
+    }
+
     /// Builds the tables, or `None` when the vocabulary does not meet the
     /// encoder's requirements (byte symbols; every valid token's merge has a
     /// higher priority than its parts' merges).
@@ -323,7 +370,7 @@ impl Backtracker {
     }
 
     #[inline]
-    fn is_valid(&self, t: u32) -> bool {
+    pub(crate) fn is_valid(&self, t: u32) -> bool {
         self.split[t as usize].0 != NONE
     }
 
@@ -434,6 +481,7 @@ impl Backtracker {
             + self.trie.child_node.capacity() * 4
             + self.trie.token.capacity() * 4
             + self.trie.level2.capacity() * 4
+            + self.trie.word.capacity() * 8
     }
 }
 

@@ -81,7 +81,10 @@ mod chunk;
 pub mod data;
 mod error;
 mod hf;
+mod incremental;
+mod interval;
 mod model;
+mod prepending;
 mod pretok;
 mod tiktoken;
 mod tokenizer;
@@ -91,6 +94,8 @@ mod vocab;
 pub use appending::AppendingEncoder;
 pub use chunk::{Boundary, Chunk};
 pub use error::{DecodeError, EncodeError, LoadError};
+pub use interval::IntervalEncoding;
+pub use prepending::PrependableEncoder;
 pub use pretok::{Pattern, Pieces};
 pub use tiktoken::{CL100K_SPECIALS, O200K_SPECIALS, P50K_SPECIALS};
 pub use tokenizer::{Allowed, Tokenizer};
@@ -101,6 +106,9 @@ mod tests {
     fn public_types_are_send_and_sync() {
         fn check<T: Send + Sync>() {}
         check::<super::Tokenizer>();
+        check::<super::IntervalEncoding<'static>>();
+        check::<super::AppendingEncoder<'static>>();
+        check::<super::PrependableEncoder<'static>>();
         check::<super::LoadError>();
     }
 }

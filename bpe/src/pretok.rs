@@ -86,6 +86,12 @@ impl Pattern {
         }
     }
 
+    /// Whether the pattern has cl100k's newline alternative
+    /// `\s*[\r\n]+` (all built-in patterns but GPT-2's).
+    pub(crate) fn has_newline_alternative(self) -> bool {
+        !matches!(self, Pattern::Gpt2)
+    }
+
     /// The pieces of `text`, in order; they concatenate to `text`.
     pub fn split(self, text: &str) -> Pieces<'_> {
         Pieces { pattern: self, text, pos: 0 }
@@ -245,9 +251,21 @@ fn contraction(text: &str, i: usize, ci: bool) -> Option<usize> {
 /// `newlines`) or `\s+(?!\S)|\s+` (without), at a whitespace character.
 #[inline]
 fn space_end(text: &str, start: usize, newlines: bool) -> usize {
-    let mut i = start;
-    let mut last_newline_end = None;
-    let mut last_char_start = start;
+    space_end_resume(text, start, newlines, start, None, start)
+}
+
+/// [`space_end`] resumed at `i` with its scan state so far: the end of the
+/// last newline seen and the start of the last whitespace character (used to
+/// jump over a long run of one whitespace byte in one step).
+#[inline]
+pub(crate) fn space_end_resume(
+    text: &str,
+    start: usize,
+    newlines: bool,
+    mut i: usize,
+    mut last_newline_end: Option<usize>,
+    mut last_char_start: usize,
+) -> usize {
     while let Some((c, f, l)) = at(text, i) {
         if f & SPACE == 0 {
             break;

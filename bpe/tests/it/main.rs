@@ -6,4 +6,5 @@ mod chunk;
 mod common;
 mod encode;
 mod golden;
+mod interval;
 mod pretok;

@@ -1,0 +1,250 @@
+//! Interval counting: the token count of any range of a preprocessed text,
+//! equal to [`Tokenizer::count`] of that range, in near-constant time.
+//!
+//! The count of `text[a..b]` is a sum over the pieces of its own
+//! pre-tokenization. Those pieces agree with the full text's pieces between
+//! two points (see `DESIGN.md`, "Interval counting"):
+//! - from the first position at or after `a` where the range's split lands
+//!   on a full-text piece boundary `s` (the split from `s` only depends on
+//!   the text from `s`), usually the end of the first piece;
+//! - up to the last full-text boundary `e` that is *safe* for `b` (every
+//!   regex match before `e` only looked at characters before `b`; found by
+//!   binary search because the safe position grows with the boundary).
+//!
+//! Between `s` and `e` the count is a difference of prefix sums. The pieces
+//! before `s` and after `e` (typically one or two words) are encoded, with
+//! two shortcuts that keep long runs of whitespace constant-time: a piece
+//! inside a run of one whitespace byte has its count looked up in a table
+//! of BPE counts of that byte repeated `k` times, and the end of such a piece
+//! is found by jumping over the run instead of scanning it.
+
+use std::ops::Range;
+
+use crate::incremental::run_counts;
+use crate::pretok::space_end_resume;
+use crate::tokenizer::Tokenizer;
+
+/// Runs of one whitespace byte at least this long get a count table and a
+/// jump; shorter ones are scanned and encoded.
+const RUN_MIN: usize = 64;
+
+/// Pieces at least this long are looked up among the full text's pieces
+/// before they are encoded.
+const LONG_PIECE: usize = 48;
+
+/// A text preprocessed for counting the tokens of any of its ranges.
+///
+/// `count(a..b)` equals `tok.count(&text[a..b])` (see the module docs for
+/// the algorithm and [`IntervalEncoding::count`] for its cost).
+///
+/// ```
+/// let tok = bpe::Tokenizer::o200k_base();
+/// let text = "Hello, world! Counting a range costs a few lookups.";
+/// let iv = bpe::IntervalEncoding::new(&tok, text);
+/// assert_eq!(iv.count(7..30), tok.count(&text[7..30]));
+/// ```
+#[derive(Debug)]
+pub struct IntervalEncoding<'t> {
+    tok: &'t Tokenizer,
+    text: &'t str,
+    /// Whether ranges are counted from the full text's pieces; false for
+    /// tokenizers with a normalizer or no split pattern (SentencePiece
+    /// style) and texts of 4 GiB or more, where every range is encoded.
+    fast: bool,
+    /// Piece boundaries of the full text, increasing, from 0 to `text.len()`.
+    bounds: Vec<u32>,
+    /// `cum[i]`: tokens of the full text's pieces before `bounds[i]`.
+    cum: Vec<u32>,
+    /// `safe[i]`: the smallest range end for which `bounds[i]` is safe
+    /// (`chunk::safe_from`); non-decreasing in `i`.
+    safe: Vec<u32>,
+    /// Maximal runs of one ASCII whitespace byte of at least `RUN_MIN`
+    /// bytes, `(start, end)`, increasing.
+    runs: Vec<(u32, u32)>,
+    /// `(byte, counts)`: `counts[k]` is the token count of BPE of the byte
+    /// repeated `k` times, for `k` up to its longest run; empty when the
+    /// vocabulary has no linear encoder.
+    run_counts: Vec<(u8, Vec<u32>)>,
+}
+
+impl<'t> IntervalEncoding<'t> {
+    /// Preprocesses `text`: one encoding pass plus a scan for whitespace
+    /// runs, `O(n)` time (as [`Tokenizer::count`]) and `12` bytes per piece
+    /// plus `4` bytes per byte of each long whitespace run.
+    pub fn new(tok: &'t Tokenizer, text: &'t str) -> IntervalEncoding<'t> {
+        let mut iv = IntervalEncoding {
+            tok,
+            text,
+            fast: tok.restartable() && text.len() < u32::MAX as usize - 1,
+            bounds: Vec::new(),
+            cum: Vec::new(),
+            safe: Vec::new(),
+            runs: Vec::new(),
+            run_counts: Vec::new(),
+        };
+        if !iv.fast {
+            return iv;
+        }
+        let mut buf = Vec::new();
+        let (mut pos, mut n) = (0usize, 0usize);
+        iv.bounds.push(0);
+        iv.cum.push(0);
+        for piece in tok.pattern.split(text) {
+            buf.clear();
+            tok.model.encode_piece(&tok.tokens, piece.as_bytes(), &mut buf);
+            pos += piece.len();
+            n += buf.len();
+            iv.bounds.push(pos as u32);
+            iv.cum.push(n.min(u32::MAX as usize) as u32);
+        }
+        iv.safe =
+            iv.bounds.iter().map(|&b| crate::chunk::safe_from(text, b as usize) as u32).collect();
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        let mut longest = [0usize; 256];
+        while i < bytes.len() {
+            let c = bytes[i];
+            let mut j = i + 1;
+            while j < bytes.len() && bytes[j] == c {
+                j += 1;
+            }
+            if j - i >= RUN_MIN && matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C) {
+                iv.runs.push((i as u32, j as u32));
+                longest[c as usize] = longest[c as usize].max(j - i);
+            }
+            i = j;
+        }
+        if let Some(bt) = tok.model.backtracker(&tok.tokens) {
+            for (c, &max) in longest.iter().enumerate() {
+                if max > 0 {
+                    let counts = run_counts(bt, &tok.model, &tok.tokens, c as u8, max);
+                    iv.run_counts.push((c as u8, counts));
+                }
+            }
+        }
+        iv
+    }
+
+    /// The text.
+    pub fn text(&self) -> &'t str {
+        self.text
+    }
+
+    /// The token count of `text[range]` encoded on its own
+    /// ([`Tokenizer::count`]).
+    ///
+    /// Cost: two binary searches over the pieces plus encoding the pieces
+    /// of the range before it meets the full text's split and after the
+    /// last boundary that is safe for its end (usually a word at each end).
+    /// Runs of one whitespace byte cost a lookup whatever their length. A
+    /// range that starts or ends inside any other very long piece (a
+    /// megabyte of random letters) encodes that part of the piece.
+    ///
+    /// # Panics
+    /// When the range is out of bounds or does not start and end on char
+    /// boundaries (like slicing `text`); [`IntervalEncoding::try_count`]
+    /// returns `None` instead.
+    pub fn count(&self, range: Range<usize>) -> usize {
+        match self.try_count(range.clone()) {
+            Some(n) => n,
+            None => panic!("range {range:?} is out of bounds or not on char boundaries"),
+        }
+    }
+
+    /// [`IntervalEncoding::count`], or `None` when the range is out of
+    /// bounds or not on char boundaries.
+    pub fn try_count(&self, range: Range<usize>) -> Option<usize> {
+        let (a, b) = (range.start, range.end);
+        let sub = self.text.get(a..b)?;
+        if !self.fast {
+            return Some(self.tok.count(sub));
+        }
+        let text = &self.text[..b];
+        let mut buf = Vec::new();
+        let mut n = 0usize;
+        let mut pos = a;
+        let mut synced = false;
+        while pos < b {
+            if !synced {
+                if let Ok(i) = self.bounds.binary_search(&(pos as u32)) {
+                    synced = true;
+                    // The last boundary that is safe for b.
+                    let j = self.safe.partition_point(|&s| s as usize <= b);
+                    if j > i + 1 {
+                        n += (self.cum[j - 1] - self.cum[i]) as usize;
+                        pos = self.bounds[j - 1] as usize;
+                        continue;
+                    }
+                }
+            }
+            let end = self.piece_end(text, pos);
+            n += self.piece_count(text, pos, end, &mut buf);
+            pos = end;
+        }
+        Some(n)
+    }
+
+    /// The maximal run of one whitespace byte that contains `pos`.
+    #[inline]
+    fn run_at(&self, pos: usize) -> Option<(usize, usize)> {
+        let k = self.runs.partition_point(|r| r.0 as usize <= pos);
+        let (s, e) = *self.runs.get(k.checked_sub(1)?)?;
+        (pos < e as usize).then_some((s as usize, e as usize))
+    }
+
+    /// The end of the piece of `text` (cut at the range end) that starts at
+    /// `pos`, jumping over a run of one whitespace byte.
+    fn piece_end(&self, text: &str, pos: usize) -> usize {
+        if let Some((_, re)) = self.run_at(pos) {
+            let re = re.min(text.len());
+            // With two run bytes ahead no alternative before the whitespace
+            // ones can match (they need a non-space after at most one
+            // leading space), and the whitespace scan of the run only
+            // records its last byte and, for a newline run, its end.
+            if pos + 1 < re {
+                let c = text.as_bytes()[pos];
+                let nl = self.tok.pattern.has_newline_alternative();
+                let last_newline = (nl && (c == b'\n' || c == b'\r')).then_some(re);
+                return space_end_resume(text, pos, nl, re, last_newline, re - 1);
+            }
+        }
+        let end = self.tok.pattern.piece_end(text, pos);
+        if end > pos {
+            end
+        } else {
+            // Every alternative consumes a character; stay total regardless.
+            (pos + 1..=text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len())
+        }
+    }
+
+    /// The token count of the piece `text[x..y]`.
+    fn piece_count(&self, text: &str, x: usize, y: usize, buf: &mut Vec<u32>) -> usize {
+        let piece = &text.as_bytes()[x..y];
+        if piece.len() >= LONG_PIECE {
+            // Longer than any token: no whole-piece shortcut applies.
+            if piece.len() > self.tok.max_token_len() {
+                if let Some((_, re)) = self.run_at(x).filter(|&(_, re)| re >= y) {
+                    debug_assert!(re >= y);
+                    if let Some((_, counts)) = self.run_counts.iter().find(|r| r.0 == piece[0]) {
+                        return counts[piece.len()] as usize;
+                    }
+                }
+            }
+            if let Ok(i) = self.bounds.binary_search(&(x as u32)) {
+                if self.bounds.get(i + 1) == Some(&(y as u32)) {
+                    return (self.cum[i + 1] - self.cum[i]) as usize;
+                }
+            }
+        }
+        buf.clear();
+        self.tok.model.encode_piece(&self.tok.tokens, piece, buf);
+        buf.len()
+    }
+
+    /// Heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        (self.bounds.capacity() + self.cum.capacity() + self.safe.capacity()) * 4
+            + self.runs.capacity() * 8
+            + self.run_counts.iter().map(|r| r.1.capacity() * 4).sum::<usize>()
+    }
+}

@@ -22,8 +22,11 @@ pub enum EvictionPolicy {
     /// Least frequently used, ties least recently used: one list per hit
     /// count, O(log B) per evicted leaf for B distinct counts.
     Lfu,
-    /// First in, first out (the leaf created earliest): an indexed heap of
-    /// leaves, O(log L) per evicted leaf.
+    /// First in, first out: the leaf created earliest goes first; a node
+    /// whose children are all gone counts from its newest child's creation
+    /// (the newest insertion through it). One list of all nodes in that
+    /// order, locked ones included and skipped: O(1) per evicted leaf plus
+    /// the locked nodes at the front of the order.
     Fifo,
     /// Lowest priority first (the highest priority of the inserts that
     /// touched the node), ties least recently used: one list per priority.
@@ -144,13 +147,6 @@ struct Ends {
     tail: NodeId,
 }
 
-/// An entry of the leaf heap: the policy's key and the node.
-#[derive(Debug, Clone, Copy)]
-struct HeapEntry {
-    key: (u64, u64),
-    node: NodeId,
-}
-
 /// A radix tree over token ids whose nodes carry one value `V` per token (a
 /// KV-cache slot, a page index, ...). See the crate documentation.
 #[derive(Debug, Clone)]
@@ -172,10 +168,10 @@ pub struct RadixCache<V> {
     /// the policy's primary key (0 for LRU, hits for LFU, priority), each
     /// bucket an intrusive list in (stamp, children before parents) order;
     /// the head of the first bucket is a leaf (see `DESIGN.md`).
+    /// FIFO: one bucket holding every live non-root node, locked or not, in
+    /// (`created`, children before parents) order; its first unlocked node
+    /// is a leaf.
     lists: BTreeMap<u64, Ends>,
-    /// FIFO: an indexed binary min-heap holding exactly the evictable
-    /// leaves; each node knows its position (`heap_pos`).
-    heap: Vec<HeapEntry>,
     locks: Vec<LockSlot>,
     lock_free: Vec<u32>,
     held_locks: usize,
@@ -231,7 +227,6 @@ impl<V: Clone> RadixCache<V> {
             total: 0,
             protected: 0,
             lists: BTreeMap::new(),
-            heap: Vec::new(),
             locks: Vec::new(),
             lock_free: Vec::new(),
             held_locks: 0,
@@ -286,13 +281,12 @@ impl<V: Clone> RadixCache<V> {
     }
 
     /// Bytes of heap and inline memory the cache uses (arena, edges, values,
-    /// child maps, lists, heap), an estimate exact up to allocator overhead.
+    /// child maps, lists), an estimate exact up to allocator overhead.
     pub fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
         let mut bytes = size_of::<Self>()
             + self.nodes.capacity() * size_of::<Node<V>>()
             + self.free.capacity() * size_of::<NodeId>()
-            + self.heap.capacity() * size_of::<HeapEntry>()
             + self.locks.capacity() * size_of::<LockSlot>()
             + self.roots.capacity() * (size_of::<(Namespace, NodeId)>() + 1);
         for n in &self.nodes {
@@ -441,6 +435,15 @@ impl<V: Clone> RadixCache<V> {
         for &n in path.iter().rev() {
             self.touch_node(n, now, priority);
         }
+        if self.policy == EvictionPolicy::Fifo && inserted > 0 {
+            // A new node: the path now holds the newest creation, bottom-up
+            // so that children stay ahead of their parents.
+            for &n in path.iter().rev() {
+                self.node_mut(n).created = now;
+                self.list_unlink(n);
+                self.list_push_back(n);
+            }
+        }
         self.path = path;
         Ok(Insertion { prefix_len: aligned - inserted, inserted })
     }
@@ -545,9 +548,6 @@ impl<V: Clone> RadixCache<V> {
     /// Links `child` under `parent` (which may have been a leaf).
     fn attach(&mut self, parent: NodeId, child: NodeId) {
         let first = self.node(child).first;
-        if self.node(parent).is_leaf() {
-            self.heap_invalidate(parent);
-        }
         let old = self.node_mut(parent).children.insert(first, child);
         self.node_mut(child).next_same_first = old;
     }
@@ -679,8 +679,9 @@ impl<V: Clone> RadixCache<V> {
             if node.lock_ref == 1 {
                 let len = node.key.len();
                 self.protected += len;
-                self.list_unlink(id);
-                self.heap_invalidate(id);
+                if self.policy != EvictionPolicy::Fifo {
+                    self.list_unlink(id);
+                }
             }
         }
         Ok(self.new_lock(Some(n)))
@@ -775,18 +776,12 @@ impl<V: Clone> RadixCache<V> {
         }
     }
 
-    /// Puts an unlocked node at its place in the eviction order.
+    /// Puts an unlocked node at its place in the eviction order. Under FIFO
+    /// a node never leaves its place: locking and touching do not move it.
     fn on_unlocked(&mut self, id: NodeId) {
-        match self.policy {
-            EvictionPolicy::Fifo => {
-                if self.node(id).is_leaf() {
-                    self.heap_push(id);
-                }
-            }
-            _ => {
-                self.list_unlink(id);
-                self.list_push_back(id);
-            }
+        if self.policy != EvictionPolicy::Fifo {
+            self.list_unlink(id);
+            self.list_push_back(id);
         }
     }
 
@@ -804,8 +799,9 @@ impl<V: Clone> RadixCache<V> {
 
     /// Like [`evict`](Self::evict), appending the freed values to `out`.
     /// Per evicted leaf O(1) for LRU, O(log B) for LFU and priority (B =
-    /// distinct keys), O(log L) for FIFO (L = evictable leaves), plus
-    /// O(freed tokens) to hand back values; never a pass over the tree.
+    /// distinct keys), O(1) plus the locked nodes older than the victim for
+    /// FIFO, plus O(freed tokens) to hand back values; never a pass over the
+    /// tree.
     pub fn evict_into(&mut self, n_tokens: usize, out: &mut Vec<V>) -> Evicted {
         let mut done = Evicted::default();
         while done.tokens < n_tokens {
@@ -855,7 +851,19 @@ impl<V: Clone> RadixCache<V> {
 
     fn next_victim(&mut self) -> Option<NodeId> {
         match self.policy {
-            EvictionPolicy::Fifo => self.heap.first().map(|e| e.node),
+            EvictionPolicy::Fifo => {
+                // Locks close upwards and children precede their parents,
+                // so the first unlocked node is a leaf.
+                let mut c = self.lists.first_key_value().map(|(_, e)| e.head);
+                while let Some(id) = c {
+                    let n = self.node(id);
+                    if n.lock_ref == 0 {
+                        return Some(id);
+                    }
+                    c = n.next;
+                }
+                None
+            }
             _ => self.lists.first_key_value().map(|(_, e)| e.head),
         }
     }
@@ -863,7 +871,6 @@ impl<V: Clone> RadixCache<V> {
     /// Removes the unlocked leaf `id`; returns its token count.
     fn remove_leaf(&mut self, id: NodeId, out: &mut Vec<V>) -> usize {
         self.list_unlink(id);
-        self.heap_invalidate(id);
         let parent = self.node(id).parent;
         if let Some(p) = parent {
             self.detach(p, id);
@@ -897,8 +904,6 @@ impl<V: Clone> RadixCache<V> {
                     pn.generation = pn.generation.wrapping_add(1);
                     pn.children = FxHashMap::default();
                     self.free.push(p);
-                } else if pn.lock_ref == 0 && self.policy == EvictionPolicy::Fifo {
-                    self.heap_push(p);
                 }
             }
         }

@@ -33,18 +33,18 @@
 //! See `DESIGN.md` beside this crate's `Cargo.toml`: the invariants, why an
 //! eviction costs O(1) per leaf under LRU (an intrusive list over *all*
 //! unlocked nodes ordered so its head is always a leaf, bucketed by hit
-//! count or priority for LFU and priority), FIFO's indexed heap, the event
-//! blocks and their hash, and the scheduling theorem with its proof.
+//! count or priority for LFU and priority), FIFO's list of all nodes by the
+//! newest creation in their subtree, the event blocks and their hash, and the
+//! scheduling theorem with its proof.
 //!
 //! # Complexity
 //! With n = tokens of the sequence, m = matched tokens, d = nodes on the path
-//! (d <= n / page size), L = evictable leaves:
+//! (d <= n / page size):
 //! `match_prefix` O(m + d) (plus copying m values); `insert` O(n + d);
-//! `lock` / `unlock` / `touch` O(d) (times log B for LFU and priority, log L
-//! for FIFO);
+//! `lock` / `unlock` / `touch` O(d) (times log B for LFU and priority);
 //! `evict` per evicted leaf O(1) for LRU, O(log B) for LFU and priority
-//! (B = distinct hit counts or priorities in use), O(log L) for FIFO (an
-//! indexed heap), plus O(freed tokens);
+//! (B = distinct hit counts or priorities in use), O(1) plus the locked
+//! nodes older than the victim for FIFO, plus O(freed tokens);
 //! the accounting getters O(1); `reset` O(nodes).
 //!
 //! # Memory

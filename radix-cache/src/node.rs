@@ -59,7 +59,9 @@ pub(crate) struct Node<V> {
     /// Last access (the cache's logical clock). A parent's stamp is at least
     /// each child's: every touch touches the whole path.
     pub(crate) stamp: u64,
-    /// Creation time (copied to the upper half of a split).
+    /// The creation time of the newest node in the subtree (a leaf's own,
+    /// unless it lost its children; copied to the upper half of a split):
+    /// FIFO's order. A parent's is at least each child's.
     pub(crate) created: u64,
     /// Touches (LFU count); a parent's count is at least each child's.
     pub(crate) hits: u64,
@@ -70,11 +72,8 @@ pub(crate) struct Node<V> {
     pub(crate) next: Option<NodeId>,
     pub(crate) bucket: u64,
     /// Whether the node is in the eviction lists (exactly: live, non-root,
-    /// unlocked, under LRU, LFU or priority).
+    /// and unlocked under LRU, LFU or priority, locked or not under FIFO).
     pub(crate) in_list: bool,
-    /// The node's position in the leaf heap, when it is there (exactly:
-    /// live, unlocked leaf, under a heap policy).
-    pub(crate) heap_pos: Option<u32>,
     /// Hashes of the event blocks whose last token lies on this edge.
     pub(crate) blocks: Vec<u64>,
 }
@@ -101,7 +100,6 @@ impl<V> Node<V> {
             next: None,
             bucket: 0,
             in_list: false,
-            heap_pos: None,
             blocks: Vec::new(),
         }
     }

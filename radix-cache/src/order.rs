@@ -1,14 +1,13 @@
-//! The eviction order: the LRU list and the indexed leaf heap.
+//! The eviction order: intrusive lists of nodes.
 //!
 //! LRU, LFU and priority keep every unlocked node in intrusive doubly linked
 //! lists, one per value of the policy's primary key (a single list for LRU,
 //! one per hit count for LFU, one per priority), ordered so that the head of
-//! the first list is always a leaf (see `DESIGN.md`). FIFO keeps the
-//! evictable leaves in a binary min-heap whose entries know their node and
-//! whose nodes know their position, so a removal is a sift, never a rebuild
-//! or a stale entry.
+//! the first list is always a leaf (see `DESIGN.md`). FIFO keeps every node,
+//! locked or not, in one list ordered by the newest creation in its subtree,
+//! children first, so its first unlocked node is the leaf to evict.
 
-use super::{Ends, EvictionPolicy, HeapEntry, RadixCache};
+use super::{Ends, EvictionPolicy, RadixCache};
 use crate::node::NodeId;
 
 impl<V: Clone> RadixCache<V> {
@@ -91,78 +90,5 @@ impl<V: Clone> RadixCache<V> {
                 }
             }
         }
-    }
-
-    /// The FIFO key of a node: smallest is evicted first.
-    pub(super) fn heap_key(&self, id: NodeId) -> (u64, u64) {
-        let n = self.node(id);
-        (n.created, n.stamp)
-    }
-
-    /// Takes `id` out of the heap, if it is there. O(log L).
-    pub(super) fn heap_invalidate(&mut self, id: NodeId) {
-        let Some(pos) = self.node_mut(id).heap_pos.take() else { return };
-        let pos = pos as usize;
-        let last = self.heap.len() - 1;
-        self.heap.swap(pos, last);
-        self.heap.pop();
-        if pos < self.heap.len() {
-            let moved = self.heap[pos].node;
-            self.node_mut(moved).heap_pos = Some(pos as u32);
-            self.sift(pos);
-        }
-    }
-
-    /// Puts `id` in the heap with its current key, or moves it there if its
-    /// key changed. O(log L).
-    pub(super) fn heap_push(&mut self, id: NodeId) {
-        let key = self.heap_key(id);
-        let pos = match self.node(id).heap_pos {
-            Some(p) => {
-                self.heap[p as usize].key = key;
-                p as usize
-            }
-            None => {
-                self.heap.push(HeapEntry { key, node: id });
-                let p = self.heap.len() - 1;
-                self.node_mut(id).heap_pos = Some(p as u32);
-                p
-            }
-        };
-        self.sift(pos);
-    }
-
-    /// Restores the heap order around `pos` (up, then down).
-    fn sift(&mut self, mut pos: usize) {
-        while pos > 0 {
-            let parent = (pos - 1) / 2;
-            if self.heap[parent].key <= self.heap[pos].key {
-                break;
-            }
-            self.heap_swap(parent, pos);
-            pos = parent;
-        }
-        loop {
-            let (l, r) = (2 * pos + 1, 2 * pos + 2);
-            let mut least = pos;
-            if l < self.heap.len() && self.heap[l].key < self.heap[least].key {
-                least = l;
-            }
-            if r < self.heap.len() && self.heap[r].key < self.heap[least].key {
-                least = r;
-            }
-            if least == pos {
-                break;
-            }
-            self.heap_swap(pos, least);
-            pos = least;
-        }
-    }
-
-    fn heap_swap(&mut self, a: usize, b: usize) {
-        self.heap.swap(a, b);
-        let (na, nb) = (self.heap[a].node, self.heap[b].node);
-        self.node_mut(na).heap_pos = Some(a as u32);
-        self.node_mut(nb).heap_pos = Some(b as u32);
     }
 }

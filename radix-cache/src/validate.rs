@@ -29,7 +29,8 @@ impl<V: Clone> RadixCache<V> {
         if held != self.held_locks {
             return Err(format!("held_locks {} but {held} active slots", self.held_locks));
         }
-        let mut unlocked = 0usize;
+        // The nodes the lists must hold: unlocked ones, or all under FIFO.
+        let mut listed = 0usize;
         for (i, n) in self.nodes.iter().enumerate() {
             let id = NodeId::from_index(i);
             if !n.live {
@@ -84,22 +85,21 @@ impl<V: Clone> RadixCache<V> {
                 return Err(format!("node {id:?}: lock_ref {} but {want} locks", n.lock_ref));
             }
             total += n.key.len();
+            if n.lock_ref == 0 || self.policy == EvictionPolicy::Fifo {
+                listed += 1;
+            }
+            let fifo = self.policy == EvictionPolicy::Fifo;
+            if fifo && pn.parent.is_some() && pn.created < n.created {
+                return Err(format!("node {id:?} created after its parent's newest"));
+            }
             if n.lock_ref > 0 {
                 protected += n.key.len();
-                if n.in_list || n.heap_pos.is_some() {
-                    return Err(format!("locked node {id:?} is evictable"));
+                if n.in_list != (self.policy == EvictionPolicy::Fifo) {
+                    return Err(format!("locked node {id:?}: list membership wrong"));
                 }
             } else {
-                unlocked += 1;
-                match self.policy {
-                    EvictionPolicy::Fifo if n.is_leaf() != n.heap_pos.is_some() => {
-                        return Err(format!("leaf {id:?}: heap membership wrong"));
-                    }
-                    EvictionPolicy::Fifo => {}
-                    _ if !n.in_list => {
-                        return Err(format!("unlocked node {id:?} not in the eviction lists"));
-                    }
-                    _ => {}
+                if !n.in_list {
+                    return Err(format!("unlocked node {id:?} not in the eviction lists"));
                 }
             }
             if pn.parent.is_some() && pn.stamp < n.stamp {
@@ -112,50 +112,45 @@ impl<V: Clone> RadixCache<V> {
                 self.total, self.protected
             ));
         }
-        for (i, e) in self.heap.iter().enumerate() {
-            if self.node(e.node).heap_pos != Some(i as u32) || e.key != self.heap_key(e.node) {
-                return Err(format!("heap entry {i} is stale"));
+        // Buckets in key order, each in order of the policy's time
+        // (stamp; creation for FIFO); every node is listed after all of
+        // its children.
+        let mut seen = 0usize;
+        let mut pos: FxHashMap<NodeId, usize> = FxHashMap::default();
+        for (&bucket, ends) in &self.lists {
+            let mut c = Some(ends.head);
+            let mut prev = None;
+            let mut last_stamp = 0;
+            while let Some(id) = c {
+                let n = self.node(id);
+                if n.prev != prev || !n.in_list || n.bucket != bucket {
+                    return Err(format!("list links broken at {id:?}"));
+                }
+                let time = match self.policy {
+                    EvictionPolicy::Fifo => n.created,
+                    _ => n.stamp,
+                };
+                if n.bucket != self.bucket_key(id) || time < last_stamp {
+                    return Err(format!("node {id:?} is in the wrong bucket or place"));
+                }
+                last_stamp = time;
+                pos.insert(id, seen);
+                seen += 1;
+                prev = c;
+                c = n.next;
             }
-            if i > 0 && self.heap[(i - 1) / 2].key > e.key {
-                return Err(format!("heap order broken at {i}"));
+            if prev != Some(ends.tail) {
+                return Err(format!("bucket {bucket}: tail is wrong"));
             }
         }
-        if self.policy != EvictionPolicy::Fifo {
-            // Buckets in key order, each in stamp order; every node is
-            // listed after all of its children.
-            let mut seen = 0usize;
-            let mut pos: FxHashMap<NodeId, usize> = FxHashMap::default();
-            for (&bucket, ends) in &self.lists {
-                let mut c = Some(ends.head);
-                let mut prev = None;
-                let mut last_stamp = 0;
-                while let Some(id) = c {
-                    let n = self.node(id);
-                    if n.prev != prev || !n.in_list || n.bucket != bucket {
-                        return Err(format!("list links broken at {id:?}"));
-                    }
-                    if n.bucket != self.bucket_key(id) || n.stamp < last_stamp {
-                        return Err(format!("node {id:?} is in the wrong bucket or place"));
-                    }
-                    last_stamp = n.stamp;
-                    pos.insert(id, seen);
-                    seen += 1;
-                    prev = c;
-                    c = n.next;
-                }
-                if prev != Some(ends.tail) {
-                    return Err(format!("bucket {bucket}: tail is wrong"));
-                }
-            }
-            if seen != unlocked {
-                return Err(format!("the lists hold {seen} nodes, {unlocked} unlocked"));
-            }
-            for (&id, &at) in &pos {
-                if let Some(p) = self.node(id).parent {
-                    if let Some(&pat) = pos.get(&p) {
-                        if pat < at {
-                            return Err(format!("{p:?} is listed before its child {id:?}"));
-                        }
+        if seen != listed {
+            return Err(format!("the lists hold {seen} nodes, {listed} expected"));
+        }
+        for (&id, &at) in &pos {
+            if let Some(p) = self.node(id).parent {
+                if let Some(&pat) = pos.get(&p) {
+                    if pat < at {
+                        return Err(format!("{p:?} is listed before its child {id:?}"));
                     }
                 }
             }

@@ -25,10 +25,16 @@ mod reference;
 use compare::report::Report;
 use reference::{BlockCache, RefReport};
 
-pub(crate) fn run(_args: &[String]) -> Result<()> {
+/// `ARGS`: `evict` runs only the eviction rows (a quick loop while tuning;
+/// the written report then holds only those rows).
+pub(crate) fn run(args: &[String]) -> Result<()> {
     let mut report =
         Report::new("radix", &["measure", "setting", "ours", "reference", "ratio", "unit"]);
     eviction(&mut report)?;
+    if args.iter().any(|a| a == "evict") {
+        report.finish()?;
+        return Ok(());
+    }
     let shared = sim::workload::shared_prefix(&sim::SharedPrefix::default());
     workload_rows(&mut report, "shared-prefix 64x16", &shared, &[32_768, 131_072, 524_288])?;
     match compare::shared::read("traces/conversation_trace.jsonl.gz") {

@@ -147,7 +147,32 @@ fn heap_policies_follow_their_keys() {
 }
 
 #[test]
-fn many_leaves_evict_in_order_and_the_heap_stays_compact() {
+fn fifo_skips_locked_leaves_and_orders_by_the_newest_creation() {
+    let mut c = cache(EvictionPolicy::Fifo, 1);
+    c.insert(&[1, 2], &[10, 20]).unwrap(); // t1: leaf [1,2]
+    c.insert(&[1, 3], &[10, 30]).unwrap(); // t2: split into [1] + [2], new leaf [3]
+    c.insert(&[4], &[40]).unwrap(); // t3
+    c.insert(&[1, 2], &[10, 20]).unwrap(); // nothing new: no move
+    let m = c.match_prefix(&[1, 2]);
+    let lock = c.lock(&m.handle).unwrap();
+    c.validate().unwrap();
+    // [2] is the oldest leaf but locked: skipped, and [1] (locked) too.
+    assert_eq!(c.evict(1), vec![30]);
+    assert_eq!(c.evict(1), vec![40]);
+    assert!(c.evict(1).is_empty());
+    c.unlock(lock).unwrap();
+    c.validate().unwrap();
+    assert_eq!(c.evict(1), vec![20]);
+    // [1] lost its children: it counts from its newest child's creation.
+    c.insert(&[5], &[50]).unwrap();
+    assert_eq!(c.evict(1), vec![10]);
+    assert_eq!(c.evict(1), vec![50]);
+    c.validate().unwrap();
+    assert_eq!(c.total_tokens(), 0);
+}
+
+#[test]
+fn many_leaves_evict_in_order() {
     for policy in [EvictionPolicy::Lru, EvictionPolicy::Lfu, EvictionPolicy::Fifo] {
         let mut c = cache(policy, 1);
         for i in 0..5000u32 {

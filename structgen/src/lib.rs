@@ -34,4 +34,4 @@ pub mod tokenizer;
 pub mod trie;
 
 pub mod matcher;
-pub use matcher::{Matcher, MatcherError};
+pub use matcher::{Matcher, MatcherError, SlicerStats};

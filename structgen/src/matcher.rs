@@ -5,6 +5,9 @@ use std::sync::Arc;
 use earley::{Grammar, ParseError, Parser, ParserStats, PositionKey};
 use toktrie::{TokTrie, TokTrieBuilder, TokenId, TokenKind, TokenSet};
 
+mod sliced;
+pub use sliced::SlicerStats;
+
 /// Why a matcher stopped or could not be created.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -105,6 +108,8 @@ pub struct Matcher {
     stopped: bool,
     /// The position `mask` was computed at: equal positions have equal masks.
     mask_key: Option<PositionKey>,
+    /// The slicer, when on (see [`with_slicer`](Matcher::with_slicer)).
+    slicer: Option<sliced::SlicerHook>,
 }
 
 impl Matcher {
@@ -127,6 +132,7 @@ impl Matcher {
             error: None,
             stopped: false,
             mask_key: None,
+            slicer: None,
         })
     }
 
@@ -193,7 +199,9 @@ impl Matcher {
         self.mask_key = None;
         self.parser.begin_step();
         if self.parser.can_extend() {
-            self.trie.compute_mask(&mut self.parser, &mut self.mask);
+            if !self.sliced_mask() {
+                self.trie.compute_mask_by_state(&mut self.parser, &mut self.mask);
+            }
         } else {
             // Only the end of the sequence remains: no walk needed.
             self.mask.clear();

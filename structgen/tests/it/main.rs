@@ -5,4 +5,5 @@
 mod cache_sim;
 mod cli;
 mod jsonschema;
+mod slicer;
 mod tokenize;

@@ -165,8 +165,25 @@ fn eviction(report: &mut Report) -> Result<()> {
          of 10k and 1M leaves; \
          'shuffled' touches every leaf in random order first, so each victim is a cache \
          miss at 1M leaves (hundreds of MB) and a cache hit at 10k: that gap is DRAM \
-         latency, not work per leaf (compare the heap rebuilt per call below).",
+         latency, not work per leaf (see the random node read rows: the same gap for one \
+         load; and the heap rebuilt per call below).",
     );
+    // The memory hierarchy alone: one dependent random read of a node-sized
+    // record, in arrays as large as the two trees' arenas.
+    let mut hops = Vec::new();
+    for leaves in [10_000usize, 1_000_000] {
+        let ns = random_hop_ns(leaves);
+        hops.push(ns);
+        row(
+            report,
+            "random node read (memory latency)",
+            &format!("{leaves} records"),
+            ns,
+            None,
+            "ns",
+        );
+    }
+    row(report, "random node read 1M/10k", "hardware reference", hops[1] / hops[0], None, "x");
     // What a heap rebuilt per call costs at these sizes (the reported bug).
     for leaves in [10_000usize, 1_000_000] {
         let keys: Vec<(u64, u32)> =
@@ -185,6 +202,35 @@ fn eviction(report: &mut Report) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Nanoseconds per hop of a pointer chase through `n` records of 192
+/// bytes (about one arena node) linked in a random cycle: every hop is a
+/// dependent load at a random place, like the next victim in LRU order.
+fn random_hop_ns(n: usize) -> f64 {
+    #[derive(Clone, Copy)]
+    struct Record {
+        next: u32,
+        _pad: [u32; 47],
+    }
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.shuffle(&mut SmallRng::seed_from_u64(11));
+    let mut records = vec![Record { next: 0, _pad: [0; 47] }; n];
+    for w in 0..n {
+        records[order[w] as usize].next = order[(w + 1) % n];
+    }
+    const HOPS: usize = 2_000_000;
+    let mut best = f64::INFINITY;
+    let mut at = order[0];
+    for _ in 0..3 {
+        let start = Instant::now();
+        for _ in 0..HOPS {
+            at = records[at as usize].next;
+        }
+        best = best.min(start.elapsed().as_nanos() as f64 / HOPS as f64);
+    }
+    std::hint::black_box(at);
+    best
 }
 
 fn fcfs_one_at_a_time(capacity: Option<usize>, timing: bool) -> SimConfig {

@@ -1,5 +1,6 @@
 //! The Earley parser over lexemes, driven byte by byte.
 
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use lexer::{AcceptSetId, LexemeId, LexemeSet, Lexer, StateId};
@@ -68,31 +69,45 @@ pub struct PositionKey {
 /// [`StateRecognizer`] state of the mask walk.
 ///
 /// Bit layout of `row_fresh`: bit 31 is `fresh` (no byte of the current
-/// lexeme seen yet: `state` is the row's start state); bits 0..31 are the
-/// row the current lexeme started at.
+/// lexeme seen yet: `state` is the row's start state); bit 30 is always set
+/// (so `Option<Frame>` is 8 bytes and comes back from a call in one
+/// register); bits 0..30 are the row the current lexeme started at.
 #[derive(Clone, Copy, Debug)]
 pub struct Frame {
     /// The lexer state within the current lexeme.
     state: StateId,
-    row_fresh: u32,
+    row_fresh: NonZeroU32,
 }
 
 const FRESH: u32 = 1 << 31;
+const PRESENT: u32 = 1 << 30;
+/// Rows are numbered below this (the bits left in `row_fresh`).
+const MAX_ROWS: u32 = PRESENT;
 
 impl Frame {
     #[inline]
     fn new(state: StateId, row: u32, fresh: bool) -> Frame {
-        Frame { state, row_fresh: row | if fresh { FRESH } else { 0 } }
+        let bits = row | PRESENT | if fresh { FRESH } else { 0 };
+        Frame { state, row_fresh: NonZeroU32::new(bits).unwrap_or(NonZeroU32::MIN) }
+    }
+
+    /// The frame after a byte inside the current lexeme: `state`, same row,
+    /// not fresh.
+    #[inline(always)]
+    fn within(self, state: StateId) -> Frame {
+        // `| PRESENT` (already set) lets the compiler see the bits non-zero.
+        let bits = (self.row_fresh.get() & !FRESH) | PRESENT;
+        Frame { state, row_fresh: NonZeroU32::new(bits).unwrap_or(NonZeroU32::MIN) }
     }
 
     #[inline]
     fn row(self) -> u32 {
-        self.row_fresh & !FRESH
+        self.row_fresh.get() & !(FRESH | PRESENT)
     }
 
     #[inline]
     fn fresh(self) -> bool {
-        self.row_fresh & FRESH != 0
+        self.row_fresh.get() & FRESH != 0
     }
 }
 
@@ -404,7 +419,7 @@ impl Parser {
     fn step(&mut self, top: Frame, b: u8) -> Option<Frame> {
         let next = self.lexer.next(top.state, b);
         if !next.is_dead() && !next.is_lazy_end() {
-            return Some(Frame { state: next, row_fresh: top.row_fresh & !FRESH });
+            return Some(top.within(next));
         }
         self.step_slow(top, b, next)
     }
@@ -453,9 +468,9 @@ impl Parser {
         if self.error.is_some() {
             return None;
         }
-        if d as u64 >= FRESH as u64 {
-            // Frames pack the row in 31 bits.
-            self.error = Some(ParseError::TooManyItems { limit: FRESH as usize });
+        if d as u64 >= MAX_ROWS as u64 {
+            // Frames pack the row in 30 bits.
+            self.error = Some(ParseError::TooManyItems { limit: MAX_ROWS as usize });
             return None;
         }
         self.rows.truncate(d);

@@ -119,6 +119,46 @@ impl TokenId {
     }
 }
 
+/// A recognizer whose whole state at a position is a small `Copy` value: the
+/// walk keeps one state per depth on its own stack, so there is no push or
+/// pop call, only [`step`](StateRecognizer::step).
+///
+/// This is the faster protocol for recognizers that can afford it (the
+/// Earley parser's state at a position is a lexer state and a row index):
+/// the walk reads the parent's state from its stack by depth, so a subtree
+/// skip or a climb of several levels costs nothing on the recognizer's side.
+/// [`TokTrie::compute_mask_by_state`] and its variants use it; the answers
+/// must be the same as those of a [`Recognizer`] over the same language.
+///
+/// The order of calls in one walk is: `start`, then per visited node one
+/// `step` from its parent's state, then (for
+/// [`TokTrie::compute_mask_by_state`] and [`TokTrie::add_to_mask_by_state`])
+/// one `special_allowed` per special token, then `walk_finished`.
+pub trait StateRecognizer {
+    /// The state at one position; copied freely by the walk.
+    type State: Copy;
+
+    /// The state at the walk's starting position.
+    fn start(&mut self) -> Self::State;
+
+    /// The state after `byte` from `state`, or `None` when `byte` is
+    /// rejected there. `state` is the start state or one this method returned
+    /// during the same walk.
+    fn step(&mut self, state: Self::State, byte: u8) -> Option<Self::State>;
+
+    /// As [`Recognizer::special_allowed`], at the starting position.
+    fn special_allowed(&mut self, token: TokenId) -> bool {
+        let _ = token;
+        false
+    }
+
+    /// Called once after a walk, with the number of nodes whose `step`
+    /// returned a state (for statistics).
+    fn walk_finished(&mut self, accepted_nodes: usize) {
+        let _ = accepted_nodes;
+    }
+}
+
 /// Decides, byte by byte, whether the text being built can still be extended.
 ///
 /// The trie walk keeps the recognizer's state in lock-step with its position:

@@ -5,7 +5,7 @@
 #![allow(unsafe_code)]
 
 use crate::trie::TokTrie;
-use crate::{Recognizer, TokenSet};
+use crate::{Recognizer, StateRecognizer, TokenSet};
 
 impl TokTrie {
     /// Sets `mask` to exactly the tokens `r` allows at its current position:
@@ -64,6 +64,54 @@ impl TokTrie {
         let pending = walk_subtree(self, r, mask.words_mut(), node);
         r.pop_bytes(pending);
         r.trie_finished();
+        self.finish(mask);
+    }
+
+    /// Like [`compute_mask`](TokTrie::compute_mask), for a
+    /// [`StateRecognizer`]: the walk keeps the states, one per depth.
+    ///
+    /// Time: O(visited nodes) calls of `step`, plus O(mask words +
+    /// duplicates + specials); one allocation of `max_token_len + 1` states.
+    pub fn compute_mask_by_state<R: StateRecognizer + ?Sized>(
+        &self,
+        r: &mut R,
+        mask: &mut TokenSet,
+    ) {
+        mask.clear();
+        self.add_to_mask_by_state(r, mask);
+    }
+
+    /// Like [`add_to_mask`](TokTrie::add_to_mask), for a [`StateRecognizer`].
+    pub fn add_to_mask_by_state<R: StateRecognizer + ?Sized>(
+        &self,
+        r: &mut R,
+        mask: &mut TokenSet,
+    ) {
+        self.prepare(mask);
+        let start = r.start();
+        let accepted = walk_subtree_by_state(self, r, mask.words_mut(), 0, start);
+        for &(id, _) in &self.specials {
+            if r.special_allowed(id) {
+                mask.insert(id);
+            }
+        }
+        r.walk_finished(accepted);
+        self.finish(mask);
+    }
+
+    /// Like [`add_extensions_to_mask`](TokTrie::add_extensions_to_mask), for
+    /// a [`StateRecognizer`] whose start state is the one after `prefix`.
+    pub fn add_extensions_to_mask_by_state<R: StateRecognizer + ?Sized>(
+        &self,
+        r: &mut R,
+        mask: &mut TokenSet,
+        prefix: &[u8],
+    ) {
+        let Some(node) = self.node_at(prefix) else { return };
+        self.prepare(mask);
+        let start = r.start();
+        let accepted = walk_subtree_by_state(self, r, mask.words_mut(), node, start);
+        r.walk_finished(accepted);
         self.finish(mask);
     }
 
@@ -129,4 +177,53 @@ fn walk_subtree<R: Recognizer + ?Sized>(
     // `pending` counts down to the depth of the node after the subtree;
     // stop at `root`'s depth instead (see DESIGN.md, "Pop accounting").
     pending.saturating_sub(root_up)
+}
+
+/// Walks the subtree of node `root` (the root excluded) with a
+/// [`StateRecognizer`] started in `start`, setting the bit of every accepted
+/// node's token in `words` as [`walk_subtree`] does. Returns the number of
+/// accepted nodes.
+///
+/// `stack[d]` holds the state after the node of depth `d` below `root` on
+/// the current path (`stack[0] = start`). A node of depth `d` steps from
+/// `stack[d - 1]`; the next node's depth follows from `up` (see `Node`):
+/// `d + 1` after an accepted inner node, `d + 1 - up` after an accepted leaf
+/// or a rejected node. So climbing costs no call, and a state stored for a
+/// leaf (never read) costs one store instead of a branch.
+#[inline(always)]
+fn walk_subtree_by_state<R: StateRecognizer + ?Sized>(
+    trie: &TokTrie,
+    r: &mut R,
+    words: &mut [u64],
+    root: usize,
+    start: R::State,
+) -> usize {
+    let nodes = &trie.nodes[root..root + trie.nodes[root].size()];
+    // Depths below `root` are at most the longest token's length.
+    let mut stack = vec![start; trie.max_token_len() + 1];
+    let mut accepted = 0;
+    let mut d = 1usize;
+    let mut p = 1;
+    while p < nodes.len() {
+        let n = nodes[p];
+        match r.step(stack[d - 1], n.byte()) {
+            Some(s) => {
+                stack[d] = s;
+                let t = n.token() as usize;
+                debug_assert!(t / 64 < words.len());
+                // SAFETY: as in `walk_subtree`: `t <= trie.vocab_size` and
+                // the caller's `prepare` made `words` hold bit `vocab_size`.
+                unsafe { *words.get_unchecked_mut(t / 64) |= 1 << (t % 64) };
+                accepted += 1;
+                p += 1;
+                // Wraps past the root's depth only after the last node.
+                d = (d + 1).wrapping_sub(n.up_if_leaf());
+            }
+            None => {
+                p += n.size();
+                d = (d + 1).wrapping_sub(n.up());
+            }
+        }
+    }
+    accepted
 }

@@ -145,9 +145,13 @@ fn stats(xs: &mut [f64]) -> Stats {
 }
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
-    if !args.is_empty() {
-        bail!("the mask suite takes no arguments");
-    }
+    // An optional filter: only the cases whose "vocabulary / grammar" label
+    // contains it (for quick before/after runs of one case).
+    let filter = match args {
+        [] => None,
+        [f] => Some(f.as_str()),
+        _ => bail!("usage: cargo xtask bench mask [FILTER]"),
+    };
     let mut report = Report::new(
         "mask",
         &[
@@ -182,6 +186,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         let factory = peer_factory(v)?;
         for case in &cases {
             let label = format!("{} / {}", v.name, case.name);
+            if filter.is_some_and(|f| !label.contains(f)) {
+                continue;
+            }
             let tokens: Vec<TokenId> =
                 v.tokenizer.encode(&case.input).into_iter().map(TokenId).collect();
             let grammar = ours_grammar(&case.kind).with_context(|| label.clone())?;

@@ -123,6 +123,11 @@ fn masks_equal_the_naive_oracle() {
             let mut mask = TokenSet::new(vocab.len());
             trie.compute_mask(&mut parser, &mut mask);
             parser.check().unwrap();
+            // The walk that keeps the parser's frames itself: the same mask.
+            let mut by_state = TokenSet::new(vocab.len());
+            trie.compute_mask_by_state(&mut parser, &mut by_state);
+            parser.check().unwrap();
+            assert_eq!(by_state, mask, "case {case}: walk by state");
             let mut expected = TokenSet::new(vocab.len());
             for (i, t) in vocab.iter().enumerate() {
                 let mut text = prefix.clone();

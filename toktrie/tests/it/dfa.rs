@@ -1,7 +1,7 @@
 //! A table-driven DFA recognizer and the per-token brute-force oracle the
 //! walk is checked against.
 
-use toktrie::{Recognizer, TokTrie, TokenId, TokenKind, TokenSet};
+use toktrie::{Recognizer, StateRecognizer, TokTrie, TokenId, TokenKind, TokenSet};
 
 /// The dead state: a transition to it rejects the byte.
 pub(crate) const DEAD: u32 = u32::MAX;
@@ -42,6 +42,11 @@ impl Dfa {
     /// The recognizer: the DFA with a stack of states, starting in state 0.
     pub(crate) fn recognizer(&self) -> DfaRecognizer<'_> {
         DfaRecognizer { dfa: self, stack: vec![0], pushes: 0, pops: 0 }
+    }
+
+    /// The same DFA for the walk that keeps the states, starting in `start`.
+    pub(crate) fn state_recognizer(&self, start: u32) -> DfaStates<'_> {
+        DfaStates { dfa: self, start, steps: 0, accepted: None }
     }
 
     /// The oracle: the mask computed token by token.
@@ -104,5 +109,39 @@ impl Recognizer for DfaRecognizer<'_> {
     fn special_allowed(&mut self, token: TokenId) -> bool {
         assert_eq!(self.stack.len(), 1, "specials are asked about at the walk's start position");
         self.dfa.specials.contains(&token)
+    }
+}
+
+/// A [`Dfa`] driven as a [`StateRecognizer`]; it counts its steps and
+/// records the accepted-node count the walk reports.
+#[derive(Debug)]
+pub(crate) struct DfaStates<'a> {
+    dfa: &'a Dfa,
+    start: u32,
+    pub(crate) steps: usize,
+    pub(crate) accepted: Option<usize>,
+}
+
+impl StateRecognizer for DfaStates<'_> {
+    type State = u32;
+
+    fn start(&mut self) -> u32 {
+        self.start
+    }
+
+    fn step(&mut self, state: u32, byte: u8) -> Option<u32> {
+        assert_ne!(state, DEAD, "the walk stepped from a rejected state");
+        self.steps += 1;
+        let next = self.dfa.table[state as usize * 256 + byte as usize];
+        (next != DEAD).then_some(next)
+    }
+
+    fn special_allowed(&mut self, token: TokenId) -> bool {
+        self.dfa.specials.contains(&token)
+    }
+
+    fn walk_finished(&mut self, accepted_nodes: usize) {
+        assert!(self.accepted.is_none(), "walk_finished twice");
+        self.accepted = Some(accepted_nodes);
     }
 }

@@ -99,6 +99,48 @@ proptest! {
     }
 
     #[test]
+    fn state_walk_equals_brute_force((entries, dfa, pad) in vocab_and_dfa()) {
+        let trie = build(&entries);
+        let len = trie.vocab_size() + pad;
+        let mut mask = TokenSet::full(len);
+        let mut r = dfa.state_recognizer(0);
+        trie.compute_mask_by_state(&mut r, &mut mask);
+        prop_assert_eq!(&mask, &dfa.brute_force(&trie, len));
+        // The same nodes as the push/pop walk, each stepped once.
+        let mut pushes = dfa.recognizer();
+        trie.compute_mask(&mut pushes, &mut TokenSet::new(0));
+        prop_assert_eq!(r.accepted, Some(pushes.pushes));
+        prop_assert!(r.steps < trie.num_nodes());
+    }
+
+    #[test]
+    fn state_sub_trie_walk_equals_brute_force((entries, dfa, _pad) in vocab_and_dfa()) {
+        let trie = build(&entries);
+        let mut prefixes: BTreeSet<Vec<u8>> = BTreeSet::new();
+        for (_, bytes) in ordinary(&trie) {
+            for k in 0..=bytes.len() {
+                prefixes.insert(bytes[..k].to_vec());
+            }
+        }
+        for prefix in prefixes {
+            let mut r = dfa.recognizer();
+            if !r.push_all(&prefix) {
+                continue;
+            }
+            let mut mask = trie.token_set();
+            let mut s = dfa.state_recognizer(*r.stack.last().unwrap());
+            trie.add_extensions_to_mask_by_state(&mut s, &mut mask, &prefix);
+            let mut want = trie.token_set();
+            for (id, bytes) in ordinary(&trie) {
+                if bytes.len() > prefix.len() && bytes.starts_with(&prefix) && dfa.accepts_all(bytes) {
+                    want.insert(id);
+                }
+            }
+            prop_assert_eq!(mask, want, "prefix {:?}", prefix);
+        }
+    }
+
+    #[test]
     fn sub_trie_walk_equals_brute_force((entries, dfa, _pad) in vocab_and_dfa()) {
         let trie = build(&entries);
         let mut prefixes: BTreeSet<Vec<u8>> = BTreeSet::new();

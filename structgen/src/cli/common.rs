@@ -36,3 +36,17 @@ pub(crate) fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
         Ok(raw)
     }
 }
+
+/// The default JSON slicer of `trie` (`None` with `--no-slicer`), shared by
+/// every matcher of the command.
+pub(crate) fn json_slicer(
+    trie: &toktrie::TokTrie,
+    off: bool,
+) -> Result<Option<std::sync::Arc<slicer::Slicer>>> {
+    if off {
+        return Ok(None);
+    }
+    let s = slicer::Slicer::new(trie, &slicer::SlicerConfig::json())
+        .context("cannot build the slicer")?;
+    Ok(Some(std::sync::Arc::new(s)))
+}

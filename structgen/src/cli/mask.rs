@@ -26,6 +26,9 @@ pub(crate) struct MaskArgs {
     /// Print the popcount and time of every mask.
     #[arg(long)]
     pub(crate) verbose: bool,
+    /// Compute every mask with the plain trie walk (no precomputed slices).
+    #[arg(long)]
+    pub(crate) no_slicer: bool,
 }
 
 /// Compiles a grammar file, choosing the front-end by its extension.
@@ -69,7 +72,8 @@ pub(crate) fn run(args: MaskArgs) -> Result<ExitCode> {
     let input = read_maybe_gz(&args.input)?;
     let tokens: Vec<TokenId> = tok.encode_bytes(&input).into_iter().map(TokenId).collect();
     let trie = std::sync::Arc::new(Matcher::trie_of(&tok).context("cannot build the token trie")?);
-    let mut m = Matcher::new(trie, &grammar)?;
+    let slicer = super::common::json_slicer(&trie, args.no_slicer)?;
+    let mut m = Matcher::new(trie, &grammar)?.with_slicer(slicer);
     let mut times = Vec::with_capacity(tokens.len() + 1);
     let mut rejected = None;
     for (step, &t) in tokens.iter().chain(std::iter::once(&TokenId(u32::MAX))).enumerate() {
@@ -98,6 +102,9 @@ pub(crate) fn run(args: MaskArgs) -> Result<ExitCode> {
         m.consume_token(t)?;
     }
     println!("{}", summary(&mut times));
+    if let Some(s) = m.slicer_stats() {
+        println!("slicer: {} of {} masks answered in part by slices", s.masks_sliced, s.masks);
+    }
     if let Some(step) = rejected {
         let consumed = tok.decode(&tokens[..step].iter().map(|t| t.0).collect::<Vec<_>>());
         let consumed = consumed.map(|b| b.len()).unwrap_or(0);

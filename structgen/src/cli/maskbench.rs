@@ -37,6 +37,9 @@ pub(crate) struct MaskbenchArgs {
     /// Also count forced tokens and model calls saved by coalescing.
     #[arg(long)]
     pub(crate) forced: bool,
+    /// Compute every mask with the plain trie walk (no precomputed slices).
+    #[arg(long)]
+    pub(crate) no_slicer: bool,
 }
 
 /// Mean and percentiles of a sample, in microseconds.
@@ -54,11 +57,26 @@ fn stats(xs: &mut [f64]) -> Value {
 /// matcher ends accepting.
 fn walk(
     trie: &Arc<toktrie::TokTrie>,
+    slicer: &Slicing,
     grammar: &earley::Grammar,
     tokens: &[u32],
     mask_us: &mut Vec<f64>,
 ) -> Result<bool> {
-    let mut m = Matcher::new(trie.clone(), grammar)?;
+    let mut m = Matcher::new(trie.clone(), grammar)?.with_slicer(slicer.0.clone());
+    let accepted = walk_tokens(&mut m, tokens, mask_us);
+    if let Some(s) = m.slicer_stats() {
+        let mut total = slicer.1.get();
+        total.masks += s.masks;
+        total.masks_sliced += s.masks_sliced;
+        slicer.1.set(total);
+    }
+    accepted
+}
+
+/// The slicer (if on) and its counters summed over every walk.
+type Slicing = (Option<Arc<slicer::Slicer>>, std::cell::Cell<structgen::SlicerStats>);
+
+fn walk_tokens(m: &mut Matcher, tokens: &[u32], mask_us: &mut Vec<f64>) -> Result<bool> {
     for &t in tokens {
         let t0 = Instant::now();
         let allowed = match m.compute_mask() {
@@ -79,6 +97,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
     }
     let tokenizer = args.tokenizer.load().context("cannot load the tokenizer")?;
     let trie = Arc::new(Matcher::trie_of(&tokenizer).context("cannot build the token trie")?);
+    let slicing: Slicing = (super::common::json_slicer(&trie, args.no_slicer)?, Default::default());
     let bytes = read_maybe_gz(&args.file)?;
     let options = jsonschema::Options::default();
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
@@ -106,7 +125,8 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
             })
             .and_then(|g| {
                 let mut m = Matcher::new(trie.clone(), &g)
-                    .map_err(|e| ("engine".to_string(), e.to_string()))?;
+                    .map_err(|e| ("engine".to_string(), e.to_string()))?
+                    .with_slicer(slicing.0.clone());
                 m.compute_mask().map_err(|e| ("engine".to_string(), e.to_string()))?;
                 Ok(g)
             });
@@ -129,7 +149,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                     let is_valid = t["valid"].as_bool().unwrap_or(false);
                     let text = serde_json::to_string(&t["data"])?;
                     let tokens = tokenizer.encode(&text);
-                    let accepted = walk(&trie, &g, &tokens, &mut mask_us)?;
+                    let accepted = walk(&trie, &slicing, &g, &tokens, &mut mask_us)?;
                     if is_valid {
                         valid += 1;
                         vr += usize::from(!accepted);
@@ -153,6 +173,12 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
         "valid": valid, "valid_rejected": valid_rejected,
         "invalid": invalid, "invalid_accepted": invalid_accepted,
         "mask_us": stats(&mut mask_us), "ttfm_us": stats(&mut ttfm_us),
+        "slicer": slicing.0.as_ref().map(|s| json!({
+            "build_ms": s.build_time().as_secs_f64() * 1e3,
+            "memory_bytes": s.memory_bytes(),
+            "masks": slicing.1.get().masks,
+            "masks_sliced": slicing.1.get().masks_sliced,
+        })),
     });
     if args.json {
         println!("{summary}");
@@ -166,6 +192,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
         );
         println!("mask µs: {}", summary["mask_us"]);
         println!("time to first mask µs: {}", summary["ttfm_us"]);
+        println!("slicer: {}", summary["slicer"]);
     }
     Ok(if invalid_accepted == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

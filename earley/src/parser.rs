@@ -417,18 +417,22 @@ impl Parser {
     /// lexeme this is one table look-up; the rest is out of line.
     #[inline(always)]
     fn step(&mut self, top: Frame, b: u8) -> Option<Frame> {
-        let next = self.lexer.next(top.state, b);
-        if !next.is_dead() && !next.is_lazy_end() {
+        if let Some(next) = self.lexer.next_plain(top.state, b) {
             return Some(top.within(next));
         }
-        self.step_slow(top, b, next)
+        self.step_slow(top, b)
     }
 
-    /// [`step`](Parser::step) when `b` ends the current lexeme (`next`, the
-    /// lexer's answer, is dead) or a lazy lexeme (`next` is its end state).
+    /// [`step`](Parser::step) when the transition is not cached yet, or `b`
+    /// ends the current lexeme (the lexer's answer is dead), or a lazy
+    /// lexeme ends with `b`.
     #[inline(never)]
-    fn step_slow(&mut self, top: Frame, b: u8, next: StateId) -> Option<Frame> {
+    fn step_slow(&mut self, top: Frame, b: u8) -> Option<Frame> {
+        let next = self.lexer.next(top.state, b);
         if !next.is_dead() {
+            if next.is_plain() {
+                return Some(top.within(next));
+            }
             return self.end_lazy(top.row() as usize, next);
         }
         // The byte does not continue the lexeme: it must end here (greedy)

@@ -15,17 +15,18 @@ pub(crate) mod probe;
 /// the last lexeme boundary, each with its derivative. Meaningful only for
 /// the [`Lexer`] that made it.
 ///
-/// Bit layout (so that a transition is one add and one load):
-/// `(row << 1) | lazy_end`, where `row = dense index × number of byte
-/// classes` is the offset of the state's row in the transition table and
-/// `lazy_end` says that a lazy lexeme matches in this state.
-/// [`StateId::DEAD`] (no live lexeme) is 0.
+/// Bit layout (so that a transition is one add and one load, and the common
+/// answer "live, no lazy lexeme ends" is one bit test):
+/// `(row << 1) | stop`, where `row = dense index × row width` is the offset
+/// of the state's row in the transition table and `stop` says that the
+/// state is dead or that a lazy lexeme matches in it.
+/// [`StateId::DEAD`] (no live lexeme) is 1: row 0 with `stop` set.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub struct StateId(u32);
 
 impl StateId {
     /// The state with no live lexeme: every byte is rejected.
-    pub const DEAD: StateId = StateId(0);
+    pub const DEAD: StateId = StateId(1);
 
     /// Whether this is [`StateId::DEAD`].
     #[inline]
@@ -37,7 +38,14 @@ impl StateId {
     /// with the byte that led to this state.
     #[inline]
     pub fn is_lazy_end(self) -> bool {
-        self.0 & 1 != 0
+        self.0 & 1 != 0 && !self.is_dead()
+    }
+
+    /// Whether this state is live and no lazy lexeme ends in it: the common
+    /// case of a byte inside a lexeme, one bit test.
+    #[inline(always)]
+    pub fn is_plain(self) -> bool {
+        self.0 & 1 == 0
     }
 
     /// The offset of the state's row in the transition table.
@@ -75,13 +83,9 @@ struct LexemeInfo {
     lazy: bool,
 }
 
-/// Per-state data computed when the state is created.
-#[derive(Clone, Copy, Debug)]
-struct StateInfo {
-    /// The lexemes whose derivative is nullable, i.e. that match the bytes
-    /// seen so far; `None` when no lexeme matches.
-    accepting: Option<AcceptSetId>,
-}
+/// The table's entry after a state's byte-class columns when no lexeme
+/// matches in the state.
+const NO_ACCEPT: u32 = u32::MAX;
 
 /// A lexer over the lexemes of one [`LexerSpec`].
 ///
@@ -98,9 +102,12 @@ pub struct Lexer {
     /// index `i`; entry 0 is empty (the dead state).
     state_pairs: Vec<Box<[u32]>>,
     state_ids: FxHashMap<Box<[u32]>, StateId>,
-    state_info: Vec<StateInfo>,
-    /// Invariant: `table[s.row() + c]` is the successor of state `s` on byte
-    /// class `c`, or `MISSING` when not computed yet.
+    /// A row per state, `classes.len() + 1` wide. Invariant:
+    /// `table[s.row() + c]` is the successor of state `s` on byte class `c`,
+    /// or `MISSING` when not computed yet; `table[s.row() + classes.len()]`
+    /// is the id of the set of lexemes matching in `s` (those whose
+    /// derivative is nullable), or `NO_ACCEPT` (so that a lexeme end needs
+    /// no division to find the state's data).
     table: Vec<u32>,
     accept_sets: Vec<Box<[LexemeId]>>,
     accept_ids: FxHashMap<Box<[LexemeId]>, AcceptSetId>,
@@ -183,7 +190,6 @@ impl Lexer {
             classes,
             state_pairs: Vec::new(),
             state_ids: FxHashMap::default(),
-            state_info: Vec::new(),
             table: Vec::new(),
             accept_sets: Vec::new(),
             accept_ids: FxHashMap::default(),
@@ -305,6 +311,17 @@ impl Lexer {
         self.next_slow(state, byte, idx)
     }
 
+    /// The state after `byte` when that transition is cached and its state
+    /// is plain ([`StateId::is_plain`]: live, no lazy lexeme ends), else
+    /// `None` (then [`next`](Lexer::next) answers). One look-up and one bit
+    /// test (a missing transition is odd, like the dead state): the fast
+    /// path of the trie walk.
+    #[inline(always)]
+    pub fn next_plain(&self, state: StateId, byte: u8) -> Option<StateId> {
+        let t = self.table[state.row() + self.classes.class(byte)];
+        (t & 1 == 0).then_some(StateId(t))
+    }
+
     /// Whether every byte leads from `state` to the dead state.
     pub fn next_is_dead_for_all(&mut self, state: StateId) -> bool {
         state.is_dead() || (0..=255u8).all(|b| self.next(state, b).is_dead())
@@ -324,7 +341,8 @@ impl Lexer {
     /// The lexemes that match the bytes seen since the boundary, if any.
     #[inline]
     pub fn accepting(&self, state: StateId) -> Option<AcceptSetId> {
-        self.state_info[self.dense(state)].accepting
+        let a = self.table[state.row() + self.classes.len()];
+        (a != NO_ACCEPT).then_some(AcceptSetId(a))
     }
 
     /// Whether a lazy lexeme matches in `state` (see [`StateId::is_lazy_end`]).
@@ -337,7 +355,7 @@ impl Lexer {
     /// [`num_states`](Lexer::num_states).
     #[inline]
     pub fn state_index(&self, state: StateId) -> usize {
-        state.row() / self.classes.len()
+        state.row() / (self.classes.len() + 1)
     }
 
     #[inline]
@@ -481,17 +499,20 @@ impl Lexer {
             })
         };
         let dense = self.state_pairs.len();
-        let row = dense * self.classes.len();
-        if (row + self.classes.len()) as u64 >= (1u64 << 31) {
+        let width = self.classes.len() + 1;
+        let row = dense * width;
+        if (row + width) as u64 >= (1u64 << 31) {
             return Err(LexerError::new(LexerErrorKind::TooManyStates { limit: dense }));
         }
-        let s = StateId(((row as u32) << 1) | lazy_end as u32);
+        // The first state interned (no pairs) is the dead state, row 0.
+        let s =
+            if dense == 0 { StateId::DEAD } else { StateId(((row as u32) << 1) | lazy_end as u32) };
         self.state_pairs.push(pairs.clone());
         self.state_ids.insert(pairs, s);
-        self.state_info.push(StateInfo { accepting });
         // The dead state's row points to itself, so a walk never reads MISSING there.
         let fill = if s == StateId::DEAD { StateId::DEAD.0 } else { MISSING };
         self.table.extend(std::iter::repeat_n(fill, self.classes.len()));
+        self.table.push(accepting.map_or(NO_ACCEPT, |a| a.0));
         Ok(s)
     }
 }

@@ -42,8 +42,9 @@
 //! derivative cache. A state is a sorted list of (lexeme, derivative) pairs,
 //! interned; [`Lexer::start_state`] builds the state of the lexemes a parser
 //! row allows (cached by the allowed set). Bytes are grouped into classes no
-//! expression tells apart, so the table has `states × classes` entries
-//! (`u32` each). A miss takes one derivative per live lexeme and an emptiness
+//! expression tells apart, so the table has `states × (classes + 1)`
+//! entries (`u32` each; the extra column names the lexemes matching in the
+//! state). A miss takes one derivative per live lexeme and an emptiness
 //! check for non-trivial derivatives, bounded by fuel.
 //!
 //! # Probes
@@ -56,7 +57,7 @@
 //! # Complexity and memory
 //! A cached transition is O(1). A miss costs O(k · d) with `k` live lexemes
 //! and `d` the cost of one derivative (amortized by derivre's cache).
-//! Memory: `4 · S · C` bytes of table for `S` states and `C` byte classes,
+//! Memory: `4 · S · (C + 1)` bytes of table for `S` states and `C` byte classes,
 //! plus the expression set. Both are bounded by [`LexerLimits`].
 //!
 //! # Errors and panics

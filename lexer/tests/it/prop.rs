@@ -59,7 +59,15 @@ proptest! {
         let mut rx: Vec<Regex> = picks.iter().map(|&p| naive(POOL[p])).collect();
         let mut s = lx.start_state(&allowed);
         for n in 1..=input.len() {
+            // The fast path answers exactly the cached plain transitions.
+            let plain = lx.next_plain(s, input[n - 1]);
+            let prev = s;
             s = lx.next(s, input[n - 1]);
+            prop_assert_eq!(s.is_plain(), !s.is_dead() && !s.is_lazy_end());
+            if let Some(p) = plain {
+                prop_assert_eq!(p, s);
+            }
+            prop_assert_eq!(lx.next_plain(prev, input[n - 1]), s.is_plain().then_some(s));
             let prefix = &input[..n];
             let mut live = Vec::new();
             let mut acc = Vec::new();

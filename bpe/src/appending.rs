@@ -14,6 +14,11 @@
 use crate::incremental::PrefixTable;
 use crate::tokenizer::Tokenizer;
 
+/// Open pieces at least this long keep a prefix table, extended on every
+/// append; shorter ones are encoded when their tokens are read or fixed
+/// (cheaper than a table step per byte: one hash lookup for a word).
+const TABLE_MIN: usize = 32;
+
 /// Encodes a text that grows by appending; [`AppendingEncoder::tokens`]
 /// always equals [`Tokenizer::encode`] of the text so far.
 ///
@@ -23,6 +28,7 @@ use crate::tokenizer::Tokenizer;
 /// for word in ["Hello", ",", " wor", "ld", "!"] {
 ///     enc.push(word);
 ///     assert_eq!(enc.tokens().collect::<Vec<_>>(), tok.encode(enc.text()));
+///     assert_eq!(enc.count(), tok.count(enc.text()));
 /// }
 /// ```
 #[derive(Debug, Clone)]
@@ -33,109 +39,160 @@ pub struct AppendingEncoder<'t> {
     fixed: Vec<u32>,
     /// A piece boundary of `text` that is safe for its current end.
     fixed_end: usize,
-    /// Tokens of `text[fixed_end..]`.
-    tail: Vec<u32>,
-    /// Prefix tables of the open pieces, by piece start (all at or after
-    /// `fixed_end`); the flag marks tables used by the latest split.
-    tables: Vec<(PrefixTable, bool)>,
+    /// The ends of the open pieces, which tile `text[fixed_end..]`.
+    open: Vec<usize>,
+    /// Prefix tables of the open pieces of at least `TABLE_MIN` bytes, by
+    /// piece start.
+    tables: Vec<PrefixTable>,
 }
 
 impl<'t> AppendingEncoder<'t> {
     /// An encoder over the empty text.
     ///
     /// Exact for every tokenizer. Incremental for tokenizers without a
-    /// normalizer (tiktoken and byte-level `tokenizer.json` vocabularies)
-    /// and with the linear encoder ([`Tokenizer::has_linear_encoder`]);
-    /// without the linear encoder open pieces are re-encoded on every
-    /// append; with a normalizer that depends on the start of the text
-    /// (SentencePiece-style) the whole text is re-encoded on every append.
+    /// normalizer (tiktoken and byte-level `tokenizer.json` vocabularies);
+    /// long open pieces use tables when the tokenizer has the linear
+    /// encoder ([`Tokenizer::has_linear_encoder`]). With a normalizer that
+    /// depends on the start of the text (SentencePiece-style) the whole text
+    /// is encoded whenever the tokens are read.
     pub fn new(tok: &'t Tokenizer) -> Self {
         AppendingEncoder {
             tok,
             text: String::new(),
             fixed: Vec::new(),
             fixed_end: 0,
-            tail: Vec::new(),
+            open: Vec::new(),
             tables: Vec::new(),
         }
     }
 
-    /// Appends `s` and updates the tokens.
+    /// Appends `s`.
     ///
     /// Cost: re-splitting the open pieces after the last safe boundary (a
-    /// word or two of prose) plus one table step per appended byte. Inside
-    /// one huge piece (a megabyte of spaces) the re-split scans the piece.
+    /// word or two of prose), encoding the pieces that become fixed (each
+    /// once, as [`Tokenizer::encode`] would), and one table step per byte
+    /// appended to a long piece. Inside one huge piece (a megabyte of
+    /// spaces) the re-split scans the piece.
     pub fn push(&mut self, s: &str) {
         self.text.push_str(s);
-        self.tail.clear();
         let tok = self.tok;
         if !tok.restartable() {
-            tok.encode_into(&self.text, &mut self.tail);
             return;
         }
-        let bt = tok.model.backtracker(&tok.tokens);
         let end = self.text.len();
-        let bytes = self.text.as_bytes();
+        self.open.clear();
         let mut pos = self.fixed_end;
-        let mut fix = None;
-        for t in &mut self.tables {
-            t.1 = false;
-        }
         for piece in tok.pattern.split(&self.text[self.fixed_end..]) {
-            let (x, y) = (pos, pos + piece.len());
-            match bt {
-                Some(bt) => {
-                    let k = match self.tables.iter().position(|t| t.0.start == x) {
-                        Some(k) => k,
-                        None => {
-                            self.tables.push((PrefixTable::new(x), false));
-                            self.tables.len() - 1
-                        }
-                    };
-                    let (table, used) = &mut self.tables[k];
-                    *used = true;
-                    table.extend(bt, &tok.model, &tok.tokens, bytes, y);
-                    let m = y - x;
-                    let word = tok.model.whole_piece
-                        && table.count(m) > 1
-                        && if table.len() == m {
-                            table.whole_is_word(bt)
-                        } else {
-                            m <= tok.max_token_len()
-                        };
-                    match word.then(|| tok.model.map.get(&tok.tokens, piece.as_bytes())).flatten() {
-                        Some(id) => self.tail.push(id),
-                        None => table.tokens_into(&tok.tokens, m, &mut self.tail),
+            pos += piece.len();
+            self.open.push(pos);
+        }
+        // Fix the leading open pieces that no append can change: those
+        // before the last boundary that is safe for the end (`chunk.rs`),
+        // and then each piece whose match is final (`Pattern::piece_is_final`;
+        // it starts at a fixed boundary).
+        let safe = self.open.iter().rposition(|&y| crate::chunk::safe_from(&self.text, y) <= end);
+        let mut fix = safe;
+        let mut x = safe.map_or(self.fixed_end, |k| self.open[k]);
+        for (k, &y) in self.open.iter().enumerate().skip(safe.map_or(0, |k| k + 1)) {
+            if !tok.pattern.piece_is_final(&self.text, x, y) {
+                break;
+            }
+            fix = Some(k);
+            x = y;
+        }
+        if let Some(k) = fix {
+            let mut x = self.fixed_end;
+            for i in 0..=k {
+                let y = self.open[i];
+                piece_tokens(tok, &self.text, &self.tables, x, y, &mut self.fixed);
+                x = y;
+            }
+            self.fixed_end = x;
+            self.open.drain(..=k);
+        }
+        // Tables for the long open pieces; others are dropped.
+        let mut x = self.fixed_end;
+        let long = self.open.iter().any(|&y| std::mem::replace(&mut x, y) + TABLE_MIN <= y);
+        let Some(bt) = long.then(|| tok.model.backtracker(&tok.tokens)).flatten() else {
+            self.tables.clear();
+            return;
+        };
+        let mut x = self.fixed_end;
+        let mut keep = 0;
+        for &y in &self.open {
+            if y - x >= TABLE_MIN {
+                let k = match self.tables.iter().position(|t| t.start == x) {
+                    Some(k) => k,
+                    None => {
+                        self.tables.push(PrefixTable::new(x));
+                        self.tables.len() - 1
                     }
-                }
-                None => tok.model.encode_piece(&tok.tokens, piece.as_bytes(), &mut self.tail),
+                };
+                self.tables[k].extend(bt, &tok.model, &tok.tokens, self.text.as_bytes(), y);
+                self.tables.swap(k, keep);
+                keep += 1;
             }
-            pos = y;
-            if crate::chunk::safe_from(&self.text, y) <= end {
-                fix = Some((y, self.tail.len()));
-            }
+            x = y;
         }
-        if let Some((y, k)) = fix {
-            self.fixed.extend_from_slice(&self.tail[..k]);
-            self.tail.drain(..k);
-            self.fixed_end = y;
-        }
-        let fixed_end = self.fixed_end;
-        self.tables.retain(|t| t.1 && t.0.start >= fixed_end);
+        self.tables.truncate(keep);
     }
 
-    /// The tokens of the text so far.
+    /// The tokens of the open pieces.
+    fn open_tokens(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(8);
+        if !self.tok.restartable() {
+            self.tok.encode_into(&self.text, &mut out);
+            return out;
+        }
+        let mut x = self.fixed_end;
+        for &y in &self.open {
+            piece_tokens(self.tok, &self.text, &self.tables, x, y, &mut out);
+            x = y;
+        }
+        out
+    }
+
+    /// The tokens of the text so far (the open pieces, usually the last
+    /// word or two, are encoded by this call).
     pub fn tokens(&self) -> impl Iterator<Item = u32> + '_ {
-        self.fixed.iter().chain(&self.tail).copied()
+        self.fixed.iter().copied().chain(self.open_tokens())
     }
 
-    /// The number of tokens of the text so far.
+    /// The number of tokens of the text so far (the open pieces are encoded
+    /// by this call).
     pub fn count(&self) -> usize {
-        self.fixed.len() + self.tail.len()
+        self.fixed.len() + self.open_tokens().len()
     }
 
     /// The text so far.
     pub fn text(&self) -> &str {
         &self.text
+    }
+}
+
+/// The tokens of the piece `text[x..y]`: from its prefix table when it has
+/// one, else encoded.
+fn piece_tokens(
+    tok: &Tokenizer,
+    text: &str,
+    tables: &[PrefixTable],
+    x: usize,
+    y: usize,
+    out: &mut Vec<u32>,
+) {
+    let piece = &text.as_bytes()[x..y];
+    let table = tables.iter().find(|t| t.start == x && t.len() >= y - x);
+    let (Some(table), Some(bt)) = (table, tok.model.backtrack.get().and_then(Option::as_ref))
+    else {
+        tok.model.encode_piece(&tok.tokens, piece, out);
+        return;
+    };
+    let m = y - x;
+    let word = tok.model.whole_piece
+        && table.count(m) > 1
+        && if table.len() == m { table.whole_is_word(bt) } else { m <= tok.max_token_len() };
+    match word.then(|| tok.model.map.get(&tok.tokens, piece)).flatten() {
+        Some(id) => out.push(id),
+        None => table.tokens_into(&tok.tokens, m, out),
     }
 }

@@ -15,6 +15,11 @@
 use crate::incremental::SuffixTable;
 use crate::tokenizer::Tokenizer;
 
+/// A first piece at least this long keeps a suffix table, extended on every
+/// prepend; a shorter one is encoded when the tokens are read or when it
+/// stops being the first piece.
+const TABLE_MIN: usize = 32;
+
 /// Encodes a text that grows by prepending;
 /// [`PrependableEncoder::tokens`] always equals [`Tokenizer::encode`] of the
 /// text so far.
@@ -25,6 +30,7 @@ use crate::tokenizer::Tokenizer;
 /// for word in ["!", "ld", " wor", ",", "Hello"] {
 ///     enc.push_front(word);
 ///     assert_eq!(enc.tokens().collect::<Vec<_>>(), tok.encode(enc.text()));
+///     assert_eq!(enc.count(), tok.count(enc.text()));
 /// }
 /// ```
 #[derive(Debug, Clone)]
@@ -36,14 +42,14 @@ pub struct PrependableEncoder<'t> {
     front: usize,
     /// `(dist, count)`: a piece boundary `dist` bytes before the end and the
     /// number of tokens from it to the end; increasing, starting `(0, 0)`.
+    /// The last one is the end of the first piece, which is not encoded
+    /// until it is read or another piece comes in front of it.
     bounds: Vec<(usize, usize)>,
-    /// The tokens, last first.
+    /// The tokens after the first piece, last first.
     rev: Vec<u32>,
-    /// Suffix tables of the newest pieces, by piece end (distance from the
-    /// end); the flag marks tables used by the latest prepend.
-    tables: Vec<(usize, SuffixTable, bool)>,
-    /// Scratch for one piece's tokens.
-    scratch: Vec<u32>,
+    /// The suffix table of a long first piece, by its end (a distance from
+    /// the end of the text).
+    table: Option<(usize, SuffixTable)>,
 }
 
 impl<'t> PrependableEncoder<'t> {
@@ -51,7 +57,7 @@ impl<'t> PrependableEncoder<'t> {
     ///
     /// Exact for every tokenizer; incremental under the same conditions as
     /// [`crate::AppendingEncoder`] (no normalizer; the linear encoder for
-    /// the per-piece tables).
+    /// the table of a long first piece).
     pub fn new(tok: &'t Tokenizer) -> Self {
         PrependableEncoder {
             tok,
@@ -59,8 +65,7 @@ impl<'t> PrependableEncoder<'t> {
             front: 0,
             bounds: vec![(0, 0)],
             rev: Vec::new(),
-            tables: Vec::new(),
-            scratch: Vec::new(),
+            table: None,
         }
     }
 
@@ -70,54 +75,92 @@ impl<'t> PrependableEncoder<'t> {
         std::str::from_utf8(&self.buf[self.front..]).unwrap_or_default()
     }
 
-    /// The tokens of the text so far.
+    /// The tokens of the text so far (the first piece is encoded by this
+    /// call).
     pub fn tokens(&self) -> impl Iterator<Item = u32> + '_ {
-        self.rev.iter().rev().copied()
+        self.first_tokens().into_iter().chain(self.rev.iter().rev().copied())
     }
 
-    /// The number of tokens of the text so far.
+    /// The number of tokens of the text so far (the first piece is encoded
+    /// by this call).
     pub fn count(&self) -> usize {
-        self.rev.len()
+        self.first_tokens().len() + self.rev.len()
     }
 
-    /// Puts `s` in front of the text and updates the tokens.
+    /// The tokens of the first piece (of the whole text when the tokenizer
+    /// is not restartable).
+    fn first_tokens(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(8);
+        let len = self.buf.len() - self.front;
+        if !self.tok.restartable() {
+            self.tok.encode_into(self.text(), &mut out);
+            return out;
+        }
+        let end = self.bounds.last().map_or(0, |b| b.0);
+        self.piece_tokens(&self.buf[self.front..], 0, len - end, &mut out);
+        out
+    }
+
+    /// The tokens of the piece `text[x..y]` (`text` the current text): from
+    /// the table when it covers the piece, else encoded.
+    fn piece_tokens(&self, text: &[u8], x: usize, y: usize, out: &mut Vec<u32>) {
+        let tok = self.tok;
+        let piece = &text[x..y];
+        let m = y - x;
+        let table = self.table.as_ref().filter(|t| t.0 == text.len() - y && t.1.len() >= m);
+        let (Some((_, table)), Some(bt)) =
+            (table, tok.model.backtrack.get().and_then(Option::as_ref))
+        else {
+            tok.model.encode_piece(&tok.tokens, piece, out);
+            return;
+        };
+        let _ = bt;
+        let word = tok.model.whole_piece
+            && table.count(m) > 1
+            && if table.len() == m { table.whole_is_word() } else { m <= tok.max_token_len() };
+        match word.then(|| tok.model.map.get(&tok.tokens, piece)).flatten() {
+            Some(id) => out.push(id),
+            None => table.tokens_into(&tok.tokens, m, out),
+        }
+    }
+
+    /// Puts `s` in front of the text.
     ///
     /// Cost: re-splitting from the front until the split lands on an old
-    /// boundary (the new text plus about a word), a table step per new
-    /// byte of the first piece, and the tokens of the new pieces. A first
-    /// piece that keeps growing (a megabyte of spaces prepended one by one)
-    /// is re-scanned on every prepend.
+    /// boundary (the new text plus about a word), encoding the pieces that
+    /// stop being first (each once), and a table step per byte prepended to
+    /// a long first piece. A first piece that keeps growing (a megabyte of
+    /// spaces prepended one by one) is re-scanned on every prepend.
     pub fn push_front(&mut self, s: &str) {
         if s.is_empty() {
             return;
         }
+        let old_len = self.buf.len() - self.front;
         self.make_room(s.len());
         self.front -= s.len();
         self.buf[self.front..self.front + s.len()].copy_from_slice(s.as_bytes());
         let tok = self.tok;
-        let len = self.buf.len() - self.front;
         if !tok.restartable() {
-            let text = std::str::from_utf8(&self.buf[self.front..]).unwrap_or_default();
-            self.rev = tok.encode(text);
-            self.rev.reverse();
-            self.bounds = vec![(0, 0)];
             return;
         }
+        let len = self.buf.len() - self.front;
+        let frontier = self.bounds.last().map_or(0, |b| b.0);
         // Split a window of the front that grows until the split lands on
         // an old boundary that is safe for the window's end (so the pieces
-        // before it are the full text's).
+        // before it are the full text's): an encoded boundary, or the old
+        // front when the old first piece is not empty.
         let mut w = (s.len() + 64).min(len);
-        let (window, sync, pieces) = loop {
+        let mut ends: Vec<usize> = Vec::new();
+        let sync = loop {
             while w < len && (self.buf[self.front + w] & 0xC0) == 0x80 {
                 w += 1;
             }
-            let window = &self.buf[self.front..self.front + w];
-            let Ok(window) = std::str::from_utf8(window) else {
+            let Ok(window) = std::str::from_utf8(&self.buf[self.front..self.front + w]) else {
                 // Unreachable: the window ends on a char boundary.
                 w = len;
                 continue;
             };
-            let mut ends = Vec::new();
+            ends.clear();
             let mut j = self.bounds.len() - 1;
             let mut pos = 0;
             let mut sync = None;
@@ -125,68 +168,63 @@ impl<'t> PrependableEncoder<'t> {
                 pos += piece.len();
                 ends.push(pos);
                 let dist = len - pos;
+                let safe = || w == len || crate::chunk::safe_from(window, pos) <= w;
+                if dist == old_len && old_len > frontier && safe() {
+                    sync = Some(None);
+                    break;
+                }
                 while self.bounds[j].0 > dist {
                     j -= 1;
                 }
-                if self.bounds[j].0 == dist
-                    && (w == len || crate::chunk::safe_from(window, pos) <= w)
-                {
-                    sync = Some(j);
+                if self.bounds[j].0 == dist && safe() {
+                    sync = Some(Some(j));
                     break;
                 }
             }
             match sync {
-                Some(j) => break (window, j, ends),
+                Some(sync) => break sync,
                 // The split reached the end of the text: it lands on (0, 0).
-                None if w == len => break (window, 0, ends),
+                None if w == len => break Some(0),
                 None => w = (w * 2).min(len),
             }
         };
-        // Replace the boundaries and tokens before the sync point.
-        self.bounds.truncate(sync + 1);
-        self.rev.truncate(self.bounds[sync].1);
-        for t in &mut self.tables {
-            t.2 = false;
-        }
-        let bt = tok.model.backtracker(&tok.tokens);
-        let wb = window.as_bytes();
-        for k in (0..pieces.len()).rev() {
-            let x = if k == 0 { 0 } else { pieces[k - 1] };
-            let y = pieces[k];
-            let piece = &wb[x..y];
-            self.scratch.clear();
-            match bt {
-                Some(bt) => {
-                    let key = len - y;
-                    let i = match self.tables.iter().position(|t| t.0 == key) {
-                        Some(i) => i,
-                        None => {
-                            self.tables.push((key, SuffixTable::new(), false));
-                            self.tables.len() - 1
-                        }
-                    };
-                    let (_, table, used) = &mut self.tables[i];
-                    *used = true;
-                    let m = y - x;
-                    table.extend(bt, &tok.model, &tok.tokens, wb, y, m);
-                    let word = tok.model.whole_piece
-                        && table.count(m) > 1
-                        && if table.len() == m {
-                            table.whole_is_word()
-                        } else {
-                            m <= tok.max_token_len()
-                        };
-                    match word.then(|| tok.model.map.get(&tok.tokens, piece)).flatten() {
-                        Some(id) => self.scratch.push(id),
-                        None => table.tokens_into(&tok.tokens, m, &mut self.scratch),
-                    }
-                }
-                None => tok.model.encode_piece(&tok.tokens, piece, &mut self.scratch),
+        let text = &self.buf[self.front..];
+        let mut rev = std::mem::take(&mut self.rev);
+        let mut scratch = Vec::new();
+        match sync {
+            Some(j) => {
+                self.bounds.truncate(j + 1);
+                rev.truncate(self.bounds[j].1);
             }
-            self.rev.extend(self.scratch.iter().rev());
-            self.bounds.push((len - x, self.rev.len()));
+            None => {
+                // The old first piece stays a piece, no longer first.
+                self.piece_tokens(text, len - old_len, len - frontier, &mut scratch);
+                rev.extend(scratch.iter().rev());
+                self.bounds.push((old_len, rev.len()));
+            }
         }
-        self.tables.retain(|t| t.2);
+        // Encode the new pieces but the first, last first.
+        for k in (1..ends.len()).rev() {
+            let (x, y) = (ends[k - 1], ends[k]);
+            scratch.clear();
+            self.piece_tokens(text, x, y, &mut scratch);
+            rev.extend(scratch.iter().rev());
+            self.bounds.push((len - x, rev.len()));
+        }
+        self.rev = rev;
+        // The first piece: a table when it is long.
+        let y = ends.first().copied().unwrap_or(len);
+        let key = len - y;
+        if y < TABLE_MIN {
+            self.table = None;
+        } else if let Some(bt) = tok.model.backtracker(&tok.tokens) {
+            if self.table.as_ref().is_none_or(|t| t.0 != key) {
+                self.table = Some((key, SuffixTable::new()));
+            }
+            if let Some((_, table)) = &mut self.table {
+                table.extend(bt, &tok.model, &tok.tokens, &self.buf[self.front..], y, y);
+            }
+        }
     }
 
     /// Makes room for `extra` bytes before `front`, doubling the buffer.

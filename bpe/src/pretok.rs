@@ -92,6 +92,38 @@ impl Pattern {
         !matches!(self, Pattern::Gpt2)
     }
 
+    /// Whether the piece `text[start..end]`, split from a position `start`
+    /// that stays a piece boundary, stays a piece whatever is appended to
+    /// `text`: its regex match looked at no character past the end.
+    ///
+    /// A match is decided by the characters up to the one after it, with
+    /// three exceptions handled here: a whitespace run is scanned to its end
+    /// (the run must end before the text does); the contractions read up to
+    /// three characters (from an apostrophe at the start, and after an o200k
+    /// word); o200k's `[A]*[B]+` scans a run of "upper" characters past the
+    /// match (some character that is neither "upper" nor "lower" must follow
+    /// within the text).
+    pub(crate) fn piece_is_final(self, text: &str, start: usize, end: usize) -> bool {
+        if end >= text.len() || start >= end || self == Pattern::Whole {
+            return false;
+        }
+        let rest = &text[end..];
+        let chars3 = |s: &str| s.chars().take(3).count() == 3;
+        if text.as_bytes()[start] == b'\'' && !chars3(&text[start..]) {
+            return false;
+        }
+        if text[start..end].chars().all(|c| flags(c) & SPACE != 0) {
+            return rest.chars().any(|c| flags(c) & SPACE == 0);
+        }
+        match self {
+            Pattern::O200k => {
+                (!rest.starts_with('\'') || chars3(rest))
+                    && rest.chars().any(|c| flags(c) & (UPPER | LOWER) == 0)
+            }
+            _ => true,
+        }
+    }
+
     /// The pieces of `text`, in order; they concatenate to `text`.
     pub fn split(self, text: &str) -> Pieces<'_> {
         Pieces { pattern: self, text, pos: 0 }
@@ -452,6 +484,42 @@ mod tests {
         assert_eq!(pieces(p, "HELLOworld HELLO"), ["HELLOworld", " HELLO"]);
         assert_eq!(pieces(p, "They're"), ["They're"]);
         assert_eq!(pieces(p, "a/b//\n"), ["a", "/b", "//\n"]);
+    }
+
+    use proptest::prelude::*;
+
+    fn lookahead_text() -> impl Strategy<Value = String> {
+        let chars = prop::sample::select(vec![
+            'a', 's', 't', 'l', 'r', 'e', 'v', 'd', 'm', 'A', 'S', 'L', 'E', 'R', '\'', ' ', ' ',
+            '\n', '\r', '\t', '0', '7', '.', '/', '!', '日', 'ʰ', '\u{301}', 'ſ', 'ǅ', 'É', 'é',
+        ]);
+        prop::collection::vec(chars, 0..40).prop_map(|v| v.into_iter().collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+        /// Pieces of a prefix that `piece_is_final` calls final (walking from
+        /// the start) are pieces of the whole text.
+        #[test]
+        fn final_pieces_survive_appending(t in lookahead_text()) {
+            for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2] {
+                let mut full = vec![0];
+                full.extend(p.split(&t).scan(0, |e, s| { *e += s.len(); Some(*e) }));
+                for end in (0..=t.len()).filter(|&e| t.is_char_boundary(e)) {
+                    let prefix = &t[..end];
+                    let mut x = 0;
+                    for piece in p.split(prefix) {
+                        let y = x + piece.len();
+                        if !p.piece_is_final(prefix, x, y) {
+                            break;
+                        }
+                        prop_assert!(full.contains(&y), "{:?}: piece {:?} of {:?}", p, piece, prefix);
+                        x = y;
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -133,3 +133,54 @@ fn interval_rejects_bad_ranges() {
     assert_eq!(iv.try_count(backwards), None);
     assert_eq!(iv.try_count(0..t.len()), Some(o200k().count(t)));
 }
+
+/// Characters that stress the split patterns' look-ahead: apostrophes and
+/// contraction letters, case runs (o200k's `[A]*[B]+`), letters that are both
+/// "upper" and "lower" (CJK, modifier letters), combining marks, digits,
+/// whitespace kinds, `ſ` (folds to `s`).
+fn lookahead_text() -> impl Strategy<Value = String> {
+    let chars = prop::sample::select(vec![
+        'a', 's', 't', 'l', 'r', 'e', 'v', 'd', 'm', 'A', 'S', 'L', 'E', 'R', '\'', ' ', ' ', '\n',
+        '\r', '\t', '0', '7', '.', '/', '!', '日', 'ʰ', '\u{301}', 'ſ', 'ǅ', 'É', 'é',
+    ]);
+    prop::collection::vec(chars, 0..60).prop_map(|v| v.into_iter().collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn appending_equals_one_shot_with_lookahead_characters(t in lookahead_text()) {
+        for tok in [o200k(), cl100k()] {
+            let mut enc = bpe::AppendingEncoder::new(tok);
+            for (i, c) in t.char_indices() {
+                enc.push(&t[i..i + c.len_utf8()]);
+                let want = tok.encode(enc.text());
+                prop_assert_eq!(enc.count(), want.len(), "{:?}", enc.text());
+                prop_assert_eq!(enc.tokens().collect::<Vec<_>>(), want);
+            }
+        }
+    }
+
+    #[test]
+    fn prependable_equals_one_shot_with_lookahead_characters(t in lookahead_text()) {
+        for tok in [o200k(), cl100k()] {
+            let mut enc = PrependableEncoder::new(tok);
+            for (i, _) in t.char_indices().rev() {
+                let c = t[i..].chars().next().map_or("", |c| &t[i..i + c.len_utf8()]);
+                enc.push_front(c);
+                prop_assert_eq!(enc.tokens().collect::<Vec<_>>(), tok.encode(&t[i..]), "{:?}", &t[i..]);
+            }
+        }
+    }
+
+    #[test]
+    fn interval_equals_one_shot_with_lookahead_characters(
+        t in lookahead_text(),
+        ranges in prop::collection::vec((0usize..200, 0usize..200), 1..20),
+    ) {
+        for tok in [o200k(), cl100k()] {
+            check_ranges(tok, &t, &ranges)?;
+        }
+    }
+}

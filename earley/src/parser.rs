@@ -114,7 +114,9 @@ impl Frame {
 /// Counters of the parser's work, for benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ParserStats {
-    /// Bytes pushed successfully (trie nodes the recognizer accepted).
+    /// Bytes pushed successfully: consumed bytes, and trie nodes accepted
+    /// by walks through [`Recognizer`] (not those through
+    /// [`StateRecognizer`], whose loop keeps no counter).
     pub bytes_pushed: u64,
     /// Rows computed by scan/predict/complete.
     pub rows_computed: u64,
@@ -686,9 +688,5 @@ impl StateRecognizer for Parser {
 
     fn special_allowed(&mut self, token: TokenId) -> bool {
         self.special_token_allowed(token)
-    }
-
-    fn walk_finished(&mut self, accepted_nodes: usize) {
-        self.stats.bytes_pushed += accepted_nodes as u64;
     }
 }

@@ -152,11 +152,8 @@ pub trait StateRecognizer {
         false
     }
 
-    /// Called once after a walk, with the number of nodes whose `step`
-    /// returned a state (for statistics).
-    fn walk_finished(&mut self, accepted_nodes: usize) {
-        let _ = accepted_nodes;
-    }
+    /// Called once after a walk, back at the starting position.
+    fn walk_finished(&mut self) {}
 }
 
 /// Decides, byte by byte, whether the text being built can still be extended.

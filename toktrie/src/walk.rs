@@ -89,13 +89,13 @@ impl TokTrie {
     ) {
         self.prepare(mask);
         let start = r.start();
-        let accepted = walk_subtree_by_state(self, r, mask.words_mut(), 0, start);
+        walk_subtree_by_state(self, r, mask.words_mut(), 0, start);
         for &(id, _) in &self.specials {
             if r.special_allowed(id) {
                 mask.insert(id);
             }
         }
-        r.walk_finished(accepted);
+        r.walk_finished();
         self.finish(mask);
     }
 
@@ -110,8 +110,8 @@ impl TokTrie {
         let Some(node) = self.node_at(prefix) else { return };
         self.prepare(mask);
         let start = r.start();
-        let accepted = walk_subtree_by_state(self, r, mask.words_mut(), node, start);
-        r.walk_finished(accepted);
+        walk_subtree_by_state(self, r, mask.words_mut(), node, start);
+        r.walk_finished();
         self.finish(mask);
     }
 
@@ -181,8 +181,7 @@ fn walk_subtree<R: Recognizer + ?Sized>(
 
 /// Walks the subtree of node `root` (the root excluded) with a
 /// [`StateRecognizer`] started in `start`, setting the bit of every accepted
-/// node's token in `words` as [`walk_subtree`] does. Returns the number of
-/// accepted nodes.
+/// node's token in `words` as [`walk_subtree`] does.
 ///
 /// `stack[d]` holds the state after the node of depth `d` below `root` on
 /// the current path (`stack[0] = start`). A node of depth `d` steps from
@@ -197,24 +196,30 @@ fn walk_subtree_by_state<R: StateRecognizer + ?Sized>(
     words: &mut [u64],
     root: usize,
     start: R::State,
-) -> usize {
+) {
     let nodes = &trie.nodes[root..root + trie.nodes[root].size()];
     // Depths below `root` are at most the longest token's length.
     let mut stack = vec![start; trie.max_token_len() + 1];
-    let mut accepted = 0;
     let mut d = 1usize;
     let mut p = 1;
     while p < nodes.len() {
         let n = nodes[p];
-        match r.step(stack[d - 1], n.byte()) {
+        debug_assert!((1..stack.len()).contains(&d));
+        // SAFETY: `d` is the depth below `root` of node `p` (the builder's
+        // `up` fields give the next node's depth, as the pop accounting of
+        // `walk_subtree` relies on), so `1 <= d <= max_token_len` while `p`
+        // is inside the subtree: every node spells a prefix of a token. The
+        // checked indexes cost two compares and a register a node.
+        let parent = unsafe { *stack.get_unchecked(d - 1) };
+        match r.step(parent, n.byte()) {
             Some(s) => {
-                stack[d] = s;
+                // SAFETY: as above, `d < stack.len()`.
+                unsafe { *stack.get_unchecked_mut(d) = s };
                 let t = n.token() as usize;
                 debug_assert!(t / 64 < words.len());
                 // SAFETY: as in `walk_subtree`: `t <= trie.vocab_size` and
                 // the caller's `prepare` made `words` hold bit `vocab_size`.
                 unsafe { *words.get_unchecked_mut(t / 64) |= 1 << (t % 64) };
-                accepted += 1;
                 p += 1;
                 // Wraps past the root's depth only after the last node.
                 d = (d + 1).wrapping_sub(n.up_if_leaf());
@@ -225,5 +230,4 @@ fn walk_subtree_by_state<R: StateRecognizer + ?Sized>(
             }
         }
     }
-    accepted
 }

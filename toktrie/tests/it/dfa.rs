@@ -46,7 +46,7 @@ impl Dfa {
 
     /// The same DFA for the walk that keeps the states, starting in `start`.
     pub(crate) fn state_recognizer(&self, start: u32) -> DfaStates<'_> {
-        DfaStates { dfa: self, start, steps: 0, accepted: None }
+        DfaStates { dfa: self, start, steps: 0, accepted: 0, finished: 0 }
     }
 
     /// The oracle: the mask computed token by token.
@@ -112,14 +112,15 @@ impl Recognizer for DfaRecognizer<'_> {
     }
 }
 
-/// A [`Dfa`] driven as a [`StateRecognizer`]; it counts its steps and
-/// records the accepted-node count the walk reports.
+/// A [`Dfa`] driven as a [`StateRecognizer`]; it counts its steps, the
+/// accepted ones, and the walks finished.
 #[derive(Debug)]
 pub(crate) struct DfaStates<'a> {
     dfa: &'a Dfa,
     start: u32,
     pub(crate) steps: usize,
-    pub(crate) accepted: Option<usize>,
+    pub(crate) accepted: usize,
+    pub(crate) finished: usize,
 }
 
 impl StateRecognizer for DfaStates<'_> {
@@ -133,6 +134,7 @@ impl StateRecognizer for DfaStates<'_> {
         assert_ne!(state, DEAD, "the walk stepped from a rejected state");
         self.steps += 1;
         let next = self.dfa.table[state as usize * 256 + byte as usize];
+        self.accepted += (next != DEAD) as usize;
         (next != DEAD).then_some(next)
     }
 
@@ -140,8 +142,7 @@ impl StateRecognizer for DfaStates<'_> {
         self.dfa.specials.contains(&token)
     }
 
-    fn walk_finished(&mut self, accepted_nodes: usize) {
-        assert!(self.accepted.is_none(), "walk_finished twice");
-        self.accepted = Some(accepted_nodes);
+    fn walk_finished(&mut self) {
+        self.finished += 1;
     }
 }

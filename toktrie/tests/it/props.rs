@@ -109,7 +109,8 @@ proptest! {
         // The same nodes as the push/pop walk, each stepped once.
         let mut pushes = dfa.recognizer();
         trie.compute_mask(&mut pushes, &mut TokenSet::new(0));
-        prop_assert_eq!(r.accepted, Some(pushes.pushes));
+        prop_assert_eq!(r.accepted, pushes.pushes);
+        prop_assert_eq!(r.finished, 1);
         prop_assert!(r.steps < trie.num_nodes());
     }
 

@@ -34,4 +34,4 @@ pub mod tokenizer;
 pub mod trie;
 
 pub mod matcher;
-pub use matcher::{Matcher, MatcherError, SlicerStats};
+pub use matcher::{ForcedTokens, Matcher, MatcherError, ReplayStats, SlicerStats};

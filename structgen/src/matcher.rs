@@ -5,7 +5,9 @@ use std::sync::Arc;
 use earley::{Grammar, ParseError, Parser, ParserStats, PositionKey};
 use toktrie::{TokTrie, TokTrieBuilder, TokenId, TokenKind, TokenSet};
 
+mod forced;
 mod sliced;
+pub use forced::{DEFAULT_MAX_FORCED_BYTES, ForcedTokens, ReplayStats};
 pub use sliced::SlicerStats;
 
 /// Why a matcher stopped or could not be created.
@@ -110,6 +112,9 @@ pub struct Matcher {
     mask_key: Option<PositionKey>,
     /// The slicer, when on (see [`with_slicer`](Matcher::with_slicer)).
     slicer: Option<sliced::SlicerHook>,
+    /// Forced tokens, when a tokenizer is given (see
+    /// [`with_tokenizer`](Matcher::with_tokenizer)).
+    forcing: Option<Box<forced::Forcing>>,
 }
 
 impl Matcher {
@@ -133,6 +138,7 @@ impl Matcher {
             stopped: false,
             mask_key: None,
             slicer: None,
+            forcing: None,
         })
     }
 
@@ -190,6 +196,9 @@ impl Matcher {
             self.mask.clear();
             return Ok(&self.mask);
         }
+        if self.healing_mask().is_some() {
+            return Ok(&self.mask);
+        }
         let key = self.parser.position_key();
         if self.mask_key == Some(key) {
             // Same position as the last mask (a lexeme like `[^"]*` that
@@ -234,6 +243,7 @@ impl Matcher {
         match self.try_step(token) {
             Ok(Some(step)) => {
                 self.steps.push(step);
+                self.forcing_consumed(token);
                 Ok(())
             }
             Ok(None) => {
@@ -299,6 +309,7 @@ impl Matcher {
             }
         }
         self.parser.pop_bytes(frames);
+        self.forcing_rolled_back();
     }
 
     /// Whether the text so far is a sentence (EOS is allowed).
@@ -336,6 +347,9 @@ impl Matcher {
     fn try_step(&mut self, token: TokenId) -> Result<Option<Step>, MatcherError> {
         if self.stopped {
             return Err(MatcherError::AfterEos { token });
+        }
+        if let Some(r) = self.healing_step(token) {
+            return r;
         }
         self.parser.begin_step();
         let is_eos = self.trie.eos_tokens().contains(&token);

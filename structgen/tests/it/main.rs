@@ -4,6 +4,7 @@
 
 mod cache_sim;
 mod cli;
+mod forced;
 mod jsonschema;
 mod slicer;
 mod tokenize;

@@ -1,0 +1,372 @@
+//! The [`Matcher`]'s forced tokens: the bytes the grammar forces
+//! (`earley::Parser::forced_bytes`) turned into canonical tokens by
+//! [`coalesce::Coalescer`], prompt-boundary healing, and a replaying
+//! stand-in sampler that counts the model calls coalescing saves.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use coalesce::{Coalescer, Next, Refusal, Tail};
+use earley::ForcedBytes;
+use toktrie::{Recognizer, TokenId, TokenKind};
+
+use super::Step;
+use crate::{Matcher, MatcherError};
+
+/// The default limit on forced bytes computed in one step.
+pub const DEFAULT_MAX_FORCED_BYTES: usize = 256;
+
+/// A matcher's forcing state: the coalescer, the generated tail, and the
+/// prompt bytes still to be generated (token healing).
+#[derive(Clone, Debug)]
+pub(crate) struct Forcing {
+    coalescer: Coalescer,
+    enabled: bool,
+    max_bytes: usize,
+    /// The generated text since its last final piece boundary.
+    tail: Tail,
+    /// The tail right after the prompt (rollback rebuilds from it).
+    base: Tail,
+    /// Consumed tokens and, for each, how many healing bytes it covered.
+    /// Invariant: one entry per entry of the matcher's `steps`.
+    history: Vec<(u32, usize)>,
+    /// Prompt bytes removed by healing: `heal[heal_pos..]` must still be
+    /// generated before the grammar's text.
+    heal: Vec<u8>,
+    heal_pos: usize,
+    /// Healing bytes covered by the token being consumed.
+    pending_heal: usize,
+}
+
+/// The answer of [`Matcher::forced_tokens`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ForcedTokens {
+    /// Tokens to append without a model call, canonical whatever follows.
+    pub tokens: Vec<TokenId>,
+    /// The bytes the grammar forces here (the tokens cover a prefix).
+    pub bytes: Vec<u8>,
+    /// How many of `bytes` the tokens cover; the rest is held back for the
+    /// next sampled token, which the mask makes start with them.
+    pub covered: usize,
+    /// Why no token was forced although bytes were, if so.
+    pub refusal: Option<Refusal>,
+}
+
+/// What [`Matcher::replay`] counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ReplayStats {
+    /// Tokens of the document (its canonical tokenization).
+    pub tokens: usize,
+    /// Tokens appended as forced tokens.
+    pub forced_tokens: usize,
+    /// Forced sequences that were not a prefix of the remaining canonical
+    /// tokens (must be 0).
+    pub non_canonical: usize,
+    /// Model calls with coalescing: steps where nothing (canonical) was forced.
+    pub model_calls: usize,
+    /// Model calls without coalescing: one per token.
+    pub model_calls_plain: usize,
+    /// Forced-token computations and their total time (microseconds).
+    pub forced_steps: usize,
+    /// Total time of the forced-token computations, in microseconds.
+    pub forced_us: f64,
+}
+
+/// The parser seen through the healing prefix: the first bytes must be the
+/// healed prompt bytes, the rest goes to the parser.
+struct Healing<'a> {
+    heal: &'a [u8],
+    /// Bytes pushed so far (healing bytes first).
+    pushed: usize,
+    parser: &'a mut earley::Parser,
+}
+
+impl Recognizer for Healing<'_> {
+    fn trie_started(&mut self) {
+        self.parser.begin_step();
+    }
+
+    fn try_push_byte(&mut self, byte: u8) -> bool {
+        let ok = match self.heal.get(self.pushed) {
+            Some(&h) => h == byte,
+            None => self.parser.try_push_byte(byte),
+        };
+        self.pushed += usize::from(ok);
+        ok
+    }
+
+    fn pop_bytes(&mut self, n: usize) {
+        let in_parser = self.pushed.saturating_sub(self.heal.len()).min(n);
+        Recognizer::pop_bytes(self.parser, in_parser);
+        self.pushed -= n.min(self.pushed);
+    }
+}
+
+impl Matcher {
+    /// Turns forced tokens on, in the canonical tokenization of `tokenizer`
+    /// (the tokenizer the trie was built from).
+    pub fn with_tokenizer(mut self, tokenizer: Arc<bpe::Tokenizer>) -> Matcher {
+        let coalescer = Coalescer::new(tokenizer);
+        self.forcing = Some(Box::new(Forcing {
+            coalescer,
+            enabled: true,
+            max_bytes: DEFAULT_MAX_FORCED_BYTES,
+            base: Tail::new(),
+            tail: Tail::new(),
+            history: Vec::new(),
+            heal: Vec::new(),
+            heal_pos: 0,
+            pending_heal: 0,
+        }));
+        self
+    }
+
+    /// Turns forcing on or off (on by default once a tokenizer is given);
+    /// off, [`forced_tokens`](Matcher::forced_tokens) is always empty.
+    pub fn set_forcing(&mut self, on: bool) {
+        if let Some(f) = &mut self.forcing {
+            f.enabled = on;
+        }
+    }
+
+    /// The limit on forced bytes computed in one step (default
+    /// [`DEFAULT_MAX_FORCED_BYTES`]).
+    pub fn set_max_forced_bytes(&mut self, max: usize) {
+        if let Some(f) = &mut self.forcing {
+            f.max_bytes = max;
+        }
+    }
+
+    /// The bytes every continuation allowed by the grammar starts with
+    /// (empty when stopped or while healed prompt bytes are pending).
+    ///
+    /// # Errors
+    /// The matcher is stopped in an error, or a limit was exceeded.
+    pub fn forced_bytes(&mut self) -> Result<ForcedBytes, MatcherError> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        let max = self.forcing.as_ref().map_or(DEFAULT_MAX_FORCED_BYTES, |f| f.max_bytes);
+        let healing = self.forcing.as_ref().is_some_and(|f| f.heal_pos < f.heal.len());
+        if self.stopped || healing {
+            return Ok(ForcedBytes {
+                bytes: Vec::new(),
+                stop: earley::ForcedStop::Branch,
+                next: earley::ByteSet::EMPTY,
+                accepting: self.stopped,
+                special: false,
+            });
+        }
+        self.parser.begin_step();
+        match self.parser.forced_bytes(max) {
+            Ok(f) => Ok(f),
+            Err(e) => Err(self.fail(e.into())),
+        }
+    }
+
+    /// The tokens the grammar forces now, in the canonical tokenization
+    /// (see the `coalesce` crate); empty without a tokenizer, when forcing
+    /// is off, or when they cannot be canonical. EOS is never forced.
+    ///
+    /// # Errors
+    /// As [`forced_bytes`](Matcher::forced_bytes).
+    pub fn forced_tokens(&mut self) -> Result<ForcedTokens, MatcherError> {
+        if !self.forcing.as_ref().is_some_and(|f| f.enabled) {
+            return Ok(ForcedTokens::default());
+        }
+        let fb = self.forced_bytes()?;
+        let next = Next { bytes: fb.next.words(), end: fb.accepting || fb.special };
+        let Some(f) = self.forcing.as_ref() else { return Ok(ForcedTokens::default()) };
+        let r = f.coalescer.forced_tokens(&f.tail, &fb.bytes, &next);
+        Ok(ForcedTokens {
+            tokens: r.tokens.into_iter().map(TokenId).collect(),
+            bytes: fb.bytes,
+            covered: r.covered,
+            refusal: r.refusal,
+        })
+    }
+
+    /// Computes the forced tokens and consumes them; returns them.
+    ///
+    /// # Errors
+    /// As [`forced_bytes`](Matcher::forced_bytes) and
+    /// [`consume_token`](Matcher::consume_token).
+    pub fn consume_forced(&mut self) -> Result<Vec<TokenId>, MatcherError> {
+        let f = self.forced_tokens()?;
+        self.consume_tokens(&f.tokens)?;
+        Ok(f.tokens)
+    }
+
+    /// Every token path that spells the current forced tokens' bytes (the
+    /// .txt framework), canonical path first, at most `limit` paths.
+    ///
+    /// # Errors
+    /// As [`forced_tokens`](Matcher::forced_tokens).
+    pub fn forced_alternatives(&mut self, limit: usize) -> Result<Vec<Vec<TokenId>>, MatcherError> {
+        let f = self.forced_tokens()?;
+        if f.tokens.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut all = coalesce::alternatives(&self.trie, &f.bytes[..f.covered], limit);
+        all.retain(|p| *p != f.tokens);
+        all.insert(0, f.tokens);
+        all.truncate(limit.max(1));
+        Ok(all)
+    }
+
+    /// Prepares the prompt: tokenizes its end together with the grammar's
+    /// forced prefix (which the matcher consumes) and heals its last
+    /// tokens; returns the prompt to give the model. Healed prompt bytes
+    /// ([`healing_bytes`](Matcher::healing_bytes)) must then be generated
+    /// first: the mask allows exactly the tokens that continue them.
+    /// Without a tokenizer, or once tokens were consumed, the prompt is
+    /// returned unchanged.
+    ///
+    /// # Errors
+    /// As [`forced_bytes`](Matcher::forced_bytes).
+    pub fn process_prompt(&mut self, prompt: &[TokenId]) -> Result<Vec<TokenId>, MatcherError> {
+        let fresh = self.steps.is_empty() && self.parser.num_bytes() == 0;
+        if self.forcing.is_none() || !fresh {
+            return Ok(prompt.to_vec());
+        }
+        let fb = self.forced_bytes()?;
+        let next = Next { bytes: fb.next.words(), end: fb.accepting || fb.special };
+        let ids: Vec<u32> = prompt.iter().map(|t| t.0).collect();
+        let Some(f) = self.forcing.as_mut() else { return Ok(prompt.to_vec()) };
+        let p = f.coalescer.process_prompt(&ids, &fb.bytes, &next);
+        for &b in &fb.bytes[..p.grammar_bytes] {
+            // Forced bytes: accepted by construction; kept below every step.
+            if !self.parser.try_consume_byte(b)? {
+                return Err(self
+                    .fail(MatcherError::TokenRejected { token: TokenId(u32::MAX), position: 0 }));
+            }
+        }
+        let Some(f) = self.forcing.as_mut() else { return Ok(prompt.to_vec()) };
+        f.tail.clear();
+        f.tail.extend(f.coalescer.tokenizer(), &p.tokens);
+        f.base = f.tail.clone();
+        f.heal = p.healed;
+        f.heal_pos = 0;
+        self.mask_key = None;
+        Ok(p.tokens.into_iter().map(TokenId).collect())
+    }
+
+    /// Prompt bytes removed by [`process_prompt`](Matcher::process_prompt)
+    /// that the model has not generated again yet.
+    pub fn healing_bytes(&self) -> &[u8] {
+        self.forcing.as_ref().map_or(&[], |f| &f.heal[f.heal_pos..])
+    }
+
+    /// Replays a document given as its canonical tokens with a stand-in
+    /// sampler: at each step the forced tokens are appended if there are
+    /// any (a non-canonical event is counted when they are not a prefix of
+    /// the remaining tokens, and the replay goes on with the document's
+    /// token), otherwise one "model call" appends the next token.
+    ///
+    /// # Errors
+    /// A document token the grammar rejects, or a limit exceeded.
+    pub fn replay(&mut self, canonical: &[TokenId]) -> Result<ReplayStats, MatcherError> {
+        let mut s = ReplayStats {
+            tokens: canonical.len(),
+            model_calls_plain: canonical.len(),
+            ..ReplayStats::default()
+        };
+        let mut i = 0;
+        while i < canonical.len() {
+            let t0 = Instant::now();
+            let f = self.forced_tokens()?;
+            s.forced_us += t0.elapsed().as_secs_f64() * 1e6;
+            s.forced_steps += 1;
+            if !f.tokens.is_empty() {
+                if canonical[i..].starts_with(&f.tokens) {
+                    self.consume_tokens(&f.tokens)?;
+                    i += f.tokens.len();
+                    s.forced_tokens += f.tokens.len();
+                    continue;
+                }
+                s.non_canonical += 1;
+            }
+            self.consume_token(canonical[i])?;
+            s.model_calls += 1;
+            i += 1;
+        }
+        Ok(s)
+    }
+
+    /// Records a consumed token in the tail (called after every step).
+    pub(super) fn forcing_consumed(&mut self, token: TokenId) {
+        if let Some(f) = &mut self.forcing {
+            let heal = std::mem::take(&mut f.pending_heal);
+            f.heal_pos += heal;
+            f.history.push((token.0, heal));
+            f.tail.push(f.coalescer.tokenizer(), token.0);
+        }
+    }
+
+    /// Brings the tail and the healing position back after a rollback.
+    pub(super) fn forcing_rolled_back(&mut self) {
+        let n = self.steps.len();
+        if let Some(f) = &mut self.forcing {
+            f.pending_heal = 0;
+            if f.history.len() <= n {
+                return;
+            }
+            for &(_, heal) in &f.history[n..] {
+                f.heal_pos -= heal;
+            }
+            f.history.truncate(n);
+            f.tail = f.base.clone();
+            for &(t, _) in &f.history {
+                f.tail.push(f.coalescer.tokenizer(), t);
+            }
+        }
+    }
+
+    /// The mask while healed prompt bytes are pending, or `None`.
+    pub(super) fn healing_mask(&mut self) -> Option<()> {
+        let f = self.forcing.as_ref()?;
+        if f.heal_pos >= f.heal.len() {
+            return None;
+        }
+        let mut h = Healing { heal: &f.heal[f.heal_pos..], pushed: 0, parser: &mut self.parser };
+        self.trie.compute_mask(&mut h, &mut self.mask);
+        self.mask_key = None;
+        Some(())
+    }
+
+    /// Consumes `token` while healed prompt bytes are pending, or `None`.
+    pub(super) fn healing_step(
+        &mut self,
+        token: TokenId,
+    ) -> Option<Result<Option<Step>, MatcherError>> {
+        let f = self.forcing.as_mut()?;
+        let heal = &f.heal[f.heal_pos.min(f.heal.len())..];
+        if heal.is_empty() {
+            return None;
+        }
+        if self.trie.kind(token) != TokenKind::Ordinary {
+            return Some(Ok(None)); // no special token or EOS inside the prompt
+        }
+        let bytes = self.trie.token_bytes(token).unwrap_or(&[]);
+        let k = heal.len().min(bytes.len());
+        if bytes.is_empty() || bytes[..k] != heal[..k] {
+            return Some(Ok(None));
+        }
+        f.pending_heal = k;
+        self.parser.begin_step();
+        for (i, &b) in bytes[k..].iter().enumerate() {
+            match self.parser.try_consume_byte(b) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.parser.pop_bytes(i);
+                    if let Some(f) = self.forcing.as_mut() {
+                        f.pending_heal = 0;
+                    }
+                    return Some(Ok(None));
+                }
+                Err(e) => return Some(Err(e.into())),
+            }
+        }
+        Some(Ok(Some(Step::Bytes(bytes.len() - k))))
+    }
+}

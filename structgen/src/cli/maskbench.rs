@@ -6,7 +6,10 @@
 //! serialized compactly, tokenized, and walked token by token: a token outside
 //! the mask rejects it; a valid instance must pass every mask and end
 //! accepting, an invalid one must be rejected at some step (or not end
-//! accepting). Every mask computation is timed.
+//! accepting). Every mask computation is timed. With `--forced`, each
+//! accepted valid instance is also replayed with forced tokens (see
+//! `forced.rs`): the summary gains `tokens`, `forced_tokens`,
+//! `non_canonical`, `model_calls` and `model_calls_without_coalescing`.
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -15,7 +18,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::{Value, json};
 use toktrie::TokenId;
@@ -92,10 +95,8 @@ fn walk_tokens(m: &mut Matcher, tokens: &[u32], mask_us: &mut Vec<f64>) -> Resul
 }
 
 pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
-    if args.forced {
-        bail!("--forced is not available in this build: it needs forced-token coalescing");
-    }
-    let tokenizer = args.tokenizer.load().context("cannot load the tokenizer")?;
+    let tokenizer = Arc::new(args.tokenizer.load().context("cannot load the tokenizer")?);
+    let mut forced = args.forced.then(super::forced::Tally::default);
     let trie = Arc::new(Matcher::trie_of(&tokenizer).context("cannot build the token trie")?);
     let slicing: Slicing = (super::common::json_slicer(&trie, args.no_slicer)?, Default::default());
     let bytes = read_maybe_gz(&args.file)?;
@@ -150,6 +151,9 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                     let text = serde_json::to_string(&t["data"])?;
                     let tokens = tokenizer.encode(&text);
                     let accepted = walk(&trie, &slicing, &g, &tokens, &mut mask_us)?;
+                    if let Some(f) = forced.as_mut().filter(|_| is_valid && accepted) {
+                        f.replay(&trie, &tokenizer, &g, &tokens)?;
+                    }
                     if is_valid {
                         valid += 1;
                         vr += usize::from(!accepted);
@@ -168,7 +172,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
             println!("{record}");
         }
     }
-    let summary = json!({
+    let mut summary = json!({
         "schemas": schemas, "compiled": compiled, "status": kinds,
         "valid": valid, "valid_rejected": valid_rejected,
         "invalid": invalid, "invalid_accepted": invalid_accepted,
@@ -180,6 +184,9 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
             "masks_sliced": slicing.1.get().masks_sliced,
         })),
     });
+    if let Some(f) = &forced {
+        f.add_to(&mut summary);
+    }
     if args.json {
         println!("{summary}");
     } else {
@@ -193,6 +200,17 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
         println!("mask µs: {}", summary["mask_us"]);
         println!("time to first mask µs: {}", summary["ttfm_us"]);
         println!("slicer: {}", summary["slicer"]);
+        if forced.is_some() {
+            println!(
+                "tokens: {}, forced: {}, non-canonical: {}, model calls: {} (without coalescing {})",
+                summary["tokens"],
+                summary["forced_tokens"],
+                summary["non_canonical"],
+                summary["model_calls"],
+                summary["model_calls_without_coalescing"]
+            );
+            println!("forced: {}", summary["forced"]);
+        }
     }
     Ok(if invalid_accepted == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -14,6 +14,10 @@
 use crate::incremental::PrefixTable;
 use crate::tokenizer::Tokenizer;
 
+/// Appends are settled (re-split and fixed) once this many bytes have come
+/// since the last settling, or at once while the open text is long.
+const BATCH: usize = 16;
+
 /// Open pieces at least this long keep a prefix table, extended on every
 /// append; shorter ones are encoded when their tokens are read or fixed
 /// (cheaper than a table step per byte: one hash lookup for a word).
@@ -39,8 +43,11 @@ pub struct AppendingEncoder<'t> {
     fixed: Vec<u32>,
     /// A piece boundary of `text` that is safe for its current end.
     fixed_end: usize,
-    /// The ends of the open pieces, which tile `text[fixed_end..]`.
+    /// The ends of the open pieces at the last settling (scratch).
     open: Vec<usize>,
+    /// The text length at the last settling; the bytes after it are
+    /// re-split when read or when `BATCH` of them have come.
+    settled: usize,
     /// Prefix tables of the open pieces of at least `TABLE_MIN` bytes, by
     /// piece start.
     tables: Vec<PrefixTable>,
@@ -62,6 +69,7 @@ impl<'t> AppendingEncoder<'t> {
             fixed: Vec::new(),
             fixed_end: 0,
             open: Vec::new(),
+            settled: 0,
             tables: Vec::new(),
         }
     }
@@ -75,11 +83,23 @@ impl<'t> AppendingEncoder<'t> {
     /// spaces) the re-split scans the piece.
     pub fn push(&mut self, s: &str) {
         self.text.push_str(s);
-        let tok = self.tok;
-        if !tok.restartable() {
+        let end = self.text.len();
+        // Short open text waits for a batch: re-splitting the open word on
+        // every byte would cost more than encoding it once when read.
+        if !self.tok.restartable()
+            || (end - self.fixed_end < TABLE_MIN && end - self.settled < BATCH)
+        {
             return;
         }
+        self.settle();
+    }
+
+    /// Re-splits the open text, fixes the pieces no append can change and
+    /// extends the tables of the long open pieces.
+    fn settle(&mut self) {
+        let tok = self.tok;
         let end = self.text.len();
+        self.settled = end;
         self.open.clear();
         let mut pos = self.fixed_end;
         for piece in tok.pattern.split(&self.text[self.fixed_end..]) {
@@ -137,31 +157,53 @@ impl<'t> AppendingEncoder<'t> {
         self.tables.truncate(keep);
     }
 
-    /// The tokens of the open pieces.
-    fn open_tokens(&self) -> Vec<u32> {
-        let mut out = Vec::with_capacity(8);
+    /// The tokens of the text so far.
+    ///
+    /// Takes `&mut self` to settle the bytes appended since the last
+    /// settling; the open pieces (usually the last word) are encoded by
+    /// this call.
+    pub fn tokens(&mut self) -> impl Iterator<Item = u32> + '_ {
+        let mut open = Vec::with_capacity(8);
         if !self.tok.restartable() {
-            self.tok.encode_into(&self.text, &mut out);
-            return out;
+            self.tok.encode_into(&self.text, &mut open);
+            return self.fixed[..0].iter().copied().chain(open);
+        }
+        if self.settled < self.text.len() {
+            self.settle();
         }
         let mut x = self.fixed_end;
         for &y in &self.open {
-            piece_tokens(self.tok, &self.text, &self.tables, x, y, &mut out);
+            piece_tokens(self.tok, &self.text, &self.tables, x, y, &mut open);
             x = y;
         }
-        out
+        self.fixed.iter().copied().chain(open)
     }
 
-    /// The tokens of the text so far (the open pieces, usually the last
-    /// word or two, are encoded by this call).
-    pub fn tokens(&self) -> impl Iterator<Item = u32> + '_ {
-        self.fixed.iter().copied().chain(self.open_tokens())
-    }
-
-    /// The number of tokens of the text so far (the open pieces are encoded
-    /// by this call).
-    pub fn count(&self) -> usize {
-        self.fixed.len() + self.open_tokens().len()
+    /// The number of tokens of the text so far (settles the appended bytes
+    /// and counts the open pieces, like [`AppendingEncoder::tokens`]).
+    pub fn count(&mut self) -> usize {
+        if !self.tok.restartable() {
+            return self.tok.count(&self.text);
+        }
+        if self.settled < self.text.len() {
+            self.settle();
+        }
+        let mut buf = Vec::new();
+        let mut n = self.fixed.len();
+        let mut x = self.fixed_end;
+        for &y in &self.open {
+            let piece = &self.text.as_bytes()[x..y];
+            n += match self.tables.iter().find(|t| t.start == x && t.len() >= y - x) {
+                Some(_) => {
+                    buf.clear();
+                    piece_tokens(self.tok, &self.text, &self.tables, x, y, &mut buf);
+                    buf.len()
+                }
+                None => self.tok.model.count_piece(&self.tok.tokens, piece, &mut buf),
+            };
+            x = y;
+        }
+        n
     }
 
     /// The text so far.

@@ -28,10 +28,6 @@ use crate::tokenizer::Tokenizer;
 /// jump; shorter ones are scanned and encoded.
 const RUN_MIN: usize = 64;
 
-/// Pieces at least this long are looked up among the full text's pieces
-/// before they are encoded.
-const LONG_PIECE: usize = 48;
-
 /// A text preprocessed for counting the tokens of any of its ranges.
 ///
 /// `count(a..b)` equals `tok.count(&text[a..b])` (see the module docs for
@@ -58,6 +54,9 @@ pub struct IntervalEncoding<'t> {
     /// `safe[i]`: the smallest range end for which `bounds[i]` is safe
     /// (`chunk::safe_from`); non-decreasing in `i`.
     safe: Vec<u32>,
+    /// `piece[p]`: the index of the full-text piece holding byte `p`
+    /// (`bounds[piece[p]] <= p < bounds[piece[p] + 1]`).
+    piece: Vec<u32>,
     /// Maximal runs of one ASCII whitespace byte of at least `RUN_MIN`
     /// bytes, `(start, end)`, increasing.
     runs: Vec<(u32, u32)>,
@@ -69,8 +68,9 @@ pub struct IntervalEncoding<'t> {
 
 impl<'t> IntervalEncoding<'t> {
     /// Preprocesses `text`: one encoding pass plus a scan for whitespace
-    /// runs, `O(n)` time (as [`Tokenizer::count`]) and `12` bytes per piece
-    /// plus `4` bytes per byte of each long whitespace run.
+    /// runs, `O(n)` time (as [`Tokenizer::count`]); `4` bytes per byte of
+    /// text plus `12` per piece plus `4` per byte of the longest run of each
+    /// whitespace byte.
     pub fn new(tok: &'t Tokenizer, text: &'t str) -> IntervalEncoding<'t> {
         let mut iv = IntervalEncoding {
             tok,
@@ -79,6 +79,7 @@ impl<'t> IntervalEncoding<'t> {
             bounds: Vec::new(),
             cum: Vec::new(),
             safe: Vec::new(),
+            piece: Vec::new(),
             runs: Vec::new(),
             run_counts: Vec::new(),
         };
@@ -96,6 +97,10 @@ impl<'t> IntervalEncoding<'t> {
             n += buf.len();
             iv.bounds.push(pos as u32);
             iv.cum.push(n.min(u32::MAX as usize) as u32);
+        }
+        iv.piece = Vec::with_capacity(text.len());
+        for (i, w) in iv.bounds.windows(2).enumerate() {
+            iv.piece.extend(std::iter::repeat_n(i as u32, (w[1] - w[0]) as usize));
         }
         iv.safe =
             iv.bounds.iter().map(|&b| crate::chunk::safe_from(text, b as usize) as u32).collect();
@@ -166,13 +171,18 @@ impl<'t> IntervalEncoding<'t> {
         let mut synced = false;
         while pos < b {
             if !synced {
-                if let Ok(i) = self.bounds.binary_search(&(pos as u32)) {
+                if let Some(i) = self.boundary_index(pos) {
                     synced = true;
-                    // The last boundary that is safe for b.
-                    let j = self.safe.partition_point(|&s| s as usize <= b);
-                    if j > i + 1 {
-                        n += (self.cum[j - 1] - self.cum[i]) as usize;
-                        pos = self.bounds[j - 1] as usize;
+                    // The last boundary that is safe for b: walk back from
+                    // the piece holding b - 1 (safe positions grow with the
+                    // boundary; usually a step or two).
+                    let mut j = self.piece[b - 1] as usize;
+                    while j > i && self.safe[j] as usize > b {
+                        j -= 1;
+                    }
+                    if j > i {
+                        n += (self.cum[j] - self.cum[i]) as usize;
+                        pos = self.bounds[j] as usize;
                         continue;
                     }
                 }
@@ -182,6 +192,14 @@ impl<'t> IntervalEncoding<'t> {
             pos = end;
         }
         Some(n)
+    }
+
+    /// The index `i` with `bounds[i] == pos`, if `pos < text.len()` is a
+    /// full-text piece boundary.
+    #[inline]
+    fn boundary_index(&self, pos: usize) -> Option<usize> {
+        let i = self.piece[pos] as usize;
+        (self.bounds[i] as usize == pos).then_some(i)
     }
 
     /// The maximal run of one whitespace byte that contains `pos`.
@@ -220,30 +238,27 @@ impl<'t> IntervalEncoding<'t> {
     /// The token count of the piece `text[x..y]`.
     fn piece_count(&self, text: &str, x: usize, y: usize, buf: &mut Vec<u32>) -> usize {
         let piece = &text.as_bytes()[x..y];
-        if piece.len() >= LONG_PIECE {
-            // Longer than any token: no whole-piece shortcut applies.
-            if piece.len() > self.tok.max_token_len() {
-                if let Some((_, re)) = self.run_at(x).filter(|&(_, re)| re >= y) {
-                    debug_assert!(re >= y);
-                    if let Some((_, counts)) = self.run_counts.iter().find(|r| r.0 == piece[0]) {
-                        return counts[piece.len()] as usize;
-                    }
-                }
+        if let Some(i) = self.boundary_index(x) {
+            if self.bounds[i + 1] as usize == y {
+                return (self.cum[i + 1] - self.cum[i]) as usize;
             }
-            if let Ok(i) = self.bounds.binary_search(&(x as u32)) {
-                if self.bounds.get(i + 1) == Some(&(y as u32)) {
-                    return (self.cum[i + 1] - self.cum[i]) as usize;
+        }
+        // Longer than any token: no whole-piece shortcut applies.
+        if piece.len() > self.tok.max_token_len().max(RUN_MIN) {
+            if let Some((_, re)) = self.run_at(x).filter(|&(_, re)| re >= y) {
+                debug_assert!(re >= y);
+                if let Some((_, counts)) = self.run_counts.iter().find(|r| r.0 == piece[0]) {
+                    return counts[piece.len()] as usize;
                 }
             }
         }
-        buf.clear();
-        self.tok.model.encode_piece(&self.tok.tokens, piece, buf);
-        buf.len()
+        self.tok.model.count_piece(&self.tok.tokens, piece, buf)
     }
 
     /// Heap bytes held.
     pub fn memory_bytes(&self) -> usize {
         (self.bounds.capacity() + self.cum.capacity() + self.safe.capacity()) * 4
+            + self.piece.capacity() * 4
             + self.runs.capacity() * 8
             + self.run_counts.iter().map(|r| r.1.capacity() * 4).sum::<usize>()
     }

@@ -173,10 +173,41 @@ impl Model {
         }
     }
 
+    /// The number of tokens [`Model::encode_piece`] would append, without
+    /// allocating for short pieces (`buf` serves long ones).
+    pub(crate) fn count_piece(&self, tokens: &Tokens, piece: &[u8], buf: &mut Vec<u32>) -> usize {
+        if piece.is_empty() {
+            return 0;
+        }
+        if self.whole_piece && self.map.get(tokens, piece).is_some() {
+            return 1;
+        }
+        if let Symbols::Bytes(ids) = &self.symbols {
+            if piece.len() <= LINEAR_MIN {
+                return self.merge_small_ids(tokens, piece, ids).1;
+            }
+        }
+        buf.clear();
+        self.encode_piece(tokens, piece, buf);
+        buf.len()
+    }
+
     /// The merge loop for short byte pieces, on stack arrays (no
     /// allocation): one rule per adjacent pair, rescanned for the minimum
     /// after each merge, like tiktoken.
     fn merge_small(&self, tokens: &Tokens, piece: &[u8], ids: &[u32; 256], out: &mut Vec<u32>) {
+        let (id, n) = self.merge_small_ids(tokens, piece, ids);
+        out.extend_from_slice(&id[..n]);
+    }
+
+    /// [`Model::merge_small`]'s tokens: the first `n` of the array.
+    #[inline]
+    fn merge_small_ids(
+        &self,
+        tokens: &Tokens,
+        piece: &[u8],
+        ids: &[u32; 256],
+    ) -> ([u32; SHORT], usize) {
         const NO: u32 = u32::MAX;
         let m = piece.len();
         debug_assert!(m <= SHORT && SHORT < 256);
@@ -229,7 +260,7 @@ impl Model {
                 (prio[bi - 1], res[bi - 1]) = rule(&start, &id, bi - 1);
             }
         }
-        out.extend_from_slice(&id[..n]);
+        (id, n)
     }
 
     /// The quadratic merge loop for short pieces: keeps the priority of every

@@ -145,6 +145,23 @@ impl<'t> PrependableEncoder<'t> {
         }
         let len = self.buf.len() - self.front;
         let frontier = self.bounds.last().map_or(0, |b| b.0);
+        // The common case, a word growing at the front: the new first piece
+        // is `s` plus the old one, short, and ends where the old one did.
+        let y = len - frontier;
+        if frontier < old_len && y < TABLE_MIN {
+            let mut w = (y + 16).min(len);
+            while w < len && (self.buf[self.front + w] & 0xC0) == 0x80 {
+                w += 1;
+            }
+            if let Ok(window) = std::str::from_utf8(&self.buf[self.front..self.front + w]) {
+                if tok.pattern.piece_end(window, 0) == y
+                    && (w == len || crate::chunk::safe_from(window, y) <= w)
+                {
+                    self.table = None;
+                    return;
+                }
+            }
+        }
         // Split a window of the front that grows until the split lands on
         // an old boundary that is safe for the window's end (so the pieces
         // before it are the full text's): an encoded boundary, or the old

@@ -304,11 +304,7 @@ impl Tokenizer {
     pub fn count(&self, text: &str) -> usize {
         let mut buf = Vec::new();
         let mut n = 0;
-        self.pieces(text, true, |p| {
-            buf.clear();
-            self.model.encode_piece(&self.tokens, p, &mut buf);
-            n += buf.len();
-        });
+        self.pieces(text, true, |p| n += self.model.count_piece(&self.tokens, p, &mut buf));
         n
     }
 

@@ -61,7 +61,15 @@ fn cut(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-pub(crate) fn run(_args: &[String]) -> Result<()> {
+/// The sections of the suite; `cargo xtask bench bpe SECTION...` runs only
+/// those named (all by default).
+const SECTIONS: &[&str] = &["load", "corpora", "append", "prepend", "interval", "worst", "slice"];
+
+pub(crate) fn run(args: &[String]) -> Result<()> {
+    for a in args {
+        ensure!(SECTIONS.contains(&a.as_str()), "unknown section {a:?}; sections: {SECTIONS:?}");
+    }
+    let on = |s: &str| args.is_empty() || args.iter().any(|a| a == s);
     let mut report = Report::new(
         "bpe",
         &[
@@ -111,46 +119,48 @@ pub(crate) fn run(_args: &[String]) -> Result<()> {
             if higher_better { (ratio(o, b), ratio(o, t)) } else { (ratio(b, o), ratio(t, o)) };
         report.row(vec![json!(measure), json!(input), opt(o), opt(b), opt(t), rb, rt, json!(unit)]);
     };
-    row(
-        &mut report,
-        "load o200k",
-        "-",
-        ms(ours_load),
-        ms(bo_load),
-        ms(tk_load),
-        "ms (ratio: peer/ours)",
-        false,
-    );
-    row(
-        &mut report,
-        "load o200k + long-piece tables",
-        "-",
-        ms(ours_load + ours_lazy),
-        ms(bo_load),
-        ms(tk_load),
-        "ms (ratio: peer/ours)",
-        false,
-    );
-    row(
-        &mut report,
-        "resident memory after load",
-        "-",
-        mb(ours_rss),
-        mb(bo_rss),
-        mb(tk_rss),
-        "MB (ratio: peer/ours)",
-        false,
-    );
-    row(
-        &mut report,
-        "resident memory with long-piece tables",
-        "-",
-        mb(ours_rss_full),
-        mb(bo_rss),
-        mb(tk_rss),
-        "MB (ratio: peer/ours)",
-        false,
-    );
+    if on("load") {
+        row(
+            &mut report,
+            "load o200k",
+            "-",
+            ms(ours_load),
+            ms(bo_load),
+            ms(tk_load),
+            "ms (ratio: peer/ours)",
+            false,
+        );
+        row(
+            &mut report,
+            "load o200k + long-piece tables",
+            "-",
+            ms(ours_load + ours_lazy),
+            ms(bo_load),
+            ms(tk_load),
+            "ms (ratio: peer/ours)",
+            false,
+        );
+        row(
+            &mut report,
+            "resident memory after load",
+            "-",
+            mb(ours_rss),
+            mb(bo_rss),
+            mb(tk_rss),
+            "MB (ratio: peer/ours)",
+            false,
+        );
+        row(
+            &mut report,
+            "resident memory with long-piece tables",
+            "-",
+            mb(ours_rss_full),
+            mb(bo_rss),
+            mb(tk_rss),
+            "MB (ratio: peer/ours)",
+            false,
+        );
+    }
 
     // 1 MB corpora.
     let mut corpora: Vec<(String, String)> = Vec::new();
@@ -169,7 +179,7 @@ pub(crate) fn run(_args: &[String]) -> Result<()> {
         }
     }
     corpora.push(("random tokens".to_owned(), random_token_text(&ours, 1_000_000, 1)));
-    for (name, text) in &corpora {
+    for (name, text) in corpora.iter().filter(|_| on("corpora")) {
         let ids = ours.encode(text);
         ensure!(ids == tk.encode_ordinary(text), "{name}: ids differ from tiktoken-rs");
         ensure!(ids.len() == bo.count(text.as_str()), "{name}: count differs from bpe-openai");
@@ -184,7 +194,7 @@ pub(crate) fn run(_args: &[String]) -> Result<()> {
     }
 
     // The appending encoder, character by character, against one-shot count.
-    if let Some((_, prose)) = corpora.first() {
+    if let Some((_, prose)) = corpora.first().filter(|_| on("append")) {
         let text = cut(prose, 100_000);
         let append = || {
             let mut enc = bpe::AppendingEncoder::new(&ours);
@@ -194,9 +204,36 @@ pub(crate) fn run(_args: &[String]) -> Result<()> {
             enc.count()
         };
         ensure!(append() == ours.count(text), "appending encoder count differs from one-shot");
+        let mut enc = bpe::AppendingEncoder::new(&ours);
+        enc.push(text);
+        ensure!(
+            enc.tokens().collect::<Vec<_>>() == ours.encode(text),
+            "appending encoder tokens differ from one-shot"
+        );
         let mbs = |s: f64| Some(text.len() as f64 / s / 1e6);
         let a = time(append);
         let c = time(|| ours.count(text));
+        // The budget-check pattern: the count after every character.
+        let budget = || {
+            let mut enc = bpe::AppendingEncoder::new(&ours);
+            let mut sum = 0usize;
+            for (i, c) in text.char_indices() {
+                enc.push(&text[i..i + c.len_utf8()]);
+                sum += enc.count();
+            }
+            sum
+        };
+        let b = time(budget);
+        report.row(vec![
+            json!("appending encoder, count read after every char"),
+            json!("first 100 kB of the first corpus"),
+            opt(mbs(b)),
+            json!("-"),
+            json!("-"),
+            json!("-"),
+            json!("-"),
+            json!(format!("MB/s; ratio to one-shot count {:.2}", c / b)),
+        ]);
         report.row(vec![
             json!("appending encoder (char by char) vs one-shot count"),
             json!("first 100 kB of the first corpus"),
@@ -213,6 +250,14 @@ pub(crate) fn run(_args: &[String]) -> Result<()> {
         ]);
     }
 
+    if let Some((_, prose)) = corpora.first().filter(|_| on("prepend")) {
+        prepend_rows(&mut report, &ours, cut(prose, 100_000))?;
+    }
+    if on("interval") {
+        let prose = corpora.first().map_or("", |c| c.1.as_str());
+        interval_rows(&mut report, &ours, bo, cut(prose, 200_000))?;
+    }
+
     // Worst cases.
     let mut rng = SmallRng::seed_from_u64(7);
     let az: String = (0..1_000_000).map(|_| (b'a' + rng.random_range(0..26u8)) as char).collect();
@@ -224,7 +269,7 @@ pub(crate) fn run(_args: &[String]) -> Result<()> {
         ("^ 0 a 's ␠ \\n", "^ 0 a 's \u{2420} \n".repeat(1_000_000 / 14 + 1)),
     ];
     let mut linear_ok = true;
-    for (name, full) in &worst {
+    for (name, full) in worst.iter().filter(|_| on("worst")) {
         let mut per_byte = Vec::new();
         for size in [1_000usize, 10_000, 100_000, 1_000_000] {
             let text = cut(full, size);
@@ -272,7 +317,7 @@ pub(crate) fn run(_args: &[String]) -> Result<()> {
     let tokens_20k: Vec<u32> = ours.encode(base).into_iter().take(20_000).collect();
     let text20k =
         ours.decode_to_string(&tokens_20k).unwrap_or_else(|_| base[..base.len() / 2].to_owned());
-    for len in [10usize, 100, 1_000, 10_000] {
+    for len in [10usize, 100, 1_000, 10_000].into_iter().filter(|_| on("slice")) {
         let mut rng = SmallRng::seed_from_u64(len as u64);
         let slices: Vec<&str> = (0..200)
             .map(|_| {
@@ -318,6 +363,146 @@ pub(crate) fn run(_args: &[String]) -> Result<()> {
          implemented yet, so their rows are absent.",
     );
     report.finish()?;
+    Ok(())
+}
+
+/// The prependable encoder, character by character from the end, against
+/// one-shot count.
+fn prepend_rows(report: &mut Report, ours: &bpe::Tokenizer, text: &str) -> Result<()> {
+    let prepend = || {
+        let mut enc = bpe::PrependableEncoder::new(ours);
+        for (i, c) in text.char_indices().rev() {
+            enc.push_front(&text[i..i + c.len_utf8()]);
+        }
+        enc
+    };
+    let enc = prepend();
+    ensure!(
+        enc.tokens().collect::<Vec<_>>() == ours.encode(text),
+        "prependable encoder tokens differ from one-shot"
+    );
+    let mbs = |s: f64| Some(text.len() as f64 / s / 1e6);
+    let p = time(|| prepend().count());
+    let c = time(|| ours.count(text));
+    report.row(vec![
+        json!("prependable encoder (char by char) vs one-shot count"),
+        json!("first 100 kB of the first corpus"),
+        opt(mbs(p)),
+        json!("-"),
+        json!("-"),
+        json!("-"),
+        json!("-"),
+        json!(format!(
+            "MB/s; one-shot count {:.2} MB/s, ratio {:.2}",
+            text.len() as f64 / c / 1e6,
+            c / p
+        )),
+    ]);
+    Ok(())
+}
+
+/// Per-query seconds of `f` over `ranges`: each query's minimum over 5 runs
+/// (the machine is noisy), sorted.
+fn per_query(ranges: &[(usize, usize)], mut f: impl FnMut(usize, usize) -> usize) -> Vec<f64> {
+    let mut out: Vec<f64> = ranges
+        .iter()
+        .map(|&(a, b)| {
+            (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    std::hint::black_box(f(a, b));
+                    t.elapsed().as_secs_f64()
+                })
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect();
+    out.sort_by(f64::total_cmp);
+    out
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Interval counting: ours (pre-tokenized, equal to `count` of the range)
+/// against rust-gems' `IntervalEncoding` (bpe 0.2.3 on bpe-openai's o200k
+/// dictionary, without pre-tokenization) on the same ranges: ~18 KB ranges
+/// inside an 18 KB run of spaces between two prose paragraphs, and random
+/// ranges of 10 B to 10 KB of prose.
+fn interval_rows(
+    report: &mut Report,
+    ours: &bpe::Tokenizer,
+    bo: &bpe_openai::Tokenizer,
+    prose: &str,
+) -> Result<()> {
+    let prose = if prose.is_empty() { "Some prose stands in for the corpus. " } else { prose };
+    let head = cut(prose, 20_000);
+    let run = 18_000;
+    let text = format!("{head}{}{}", " ".repeat(run), cut(&prose[head.len()..], 20_000));
+    let mut rng = SmallRng::seed_from_u64(18);
+    let ws: Vec<(usize, usize)> = (0..300)
+        .map(|_| {
+            let a = head.len() + rng.random_range(0..200);
+            (a, head.len() + run - rng.random_range(0..200))
+        })
+        .collect();
+    let prose_text = prose;
+    let prose_ranges: Vec<(usize, usize)> = (0..300)
+        .map(|_| {
+            let len = rng.random_range(10..10_000usize);
+            let a = rng.random_range(0..prose_text.len().saturating_sub(len).max(1));
+            let a = (0..=a).rev().find(|&i| prose_text.is_char_boundary(i)).unwrap_or(0);
+            let b = (a + len).min(prose_text.len());
+            let b = (a..=b).rev().find(|&i| prose_text.is_char_boundary(i)).unwrap_or(a);
+            (a, b)
+        })
+        .collect();
+    for (input, text, ranges) in [
+        ("~18 KB ranges in an 18 KB run of spaces", text.as_str(), &ws),
+        ("random 10 B-10 KB ranges of prose", prose_text, &prose_ranges),
+    ] {
+        let t = Instant::now();
+        let iv = bpe::IntervalEncoding::new(ours, text);
+        let ours_pre = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let peer = peer_bpe::interval_encoding::IntervalEncoding::new(&bo.bpe, text.as_bytes());
+        let peer_pre = t.elapsed().as_secs_f64();
+        for &(a, b) in ranges.iter() {
+            ensure!(
+                iv.count(a..b) == ours.count(&text[a..b]),
+                "interval count of {a}..{b} differs from one-shot"
+            );
+            ensure!(
+                peer.count(a..b) == bo.bpe.count(&text.as_bytes()[a..b]),
+                "rust-gems interval count of {a}..{b} differs from its own count"
+            );
+        }
+        let o = per_query(ranges, |a, b| iv.count(a..b));
+        let p = per_query(ranges, |a, b| peer.count(a..b));
+        let us = |s: f64| Some(s * 1e6);
+        for (what, q) in [("p50", 0.5), ("p99", 0.99)] {
+            report.row(vec![
+                json!(format!("interval count {what}")),
+                json!(input),
+                opt(us(percentile(&o, q))),
+                json!("-"),
+                json!("-"),
+                json!("-"),
+                json!("-"),
+                json!(format!(
+                    "µs per range; rust-gems IntervalEncoding {:.3} µs, ratio peer/ours {:.1}",
+                    percentile(&p, q) * 1e6,
+                    percentile(&p, q) / percentile(&o, q)
+                )),
+            ]);
+        }
+        report.note(format!(
+            "interval preprocessing, {input}: ours {:.2} ms, rust-gems {:.2} ms ({} bytes)",
+            ours_pre * 1e3,
+            peer_pre * 1e3,
+            text.len()
+        ));
+    }
     Ok(())
 }
 

@@ -12,21 +12,28 @@
 //!   binary search because the safe position grows with the boundary).
 //!
 //! Between `s` and `e` the count is a difference of prefix sums. The pieces
-//! before `s` and after `e` (typically one or two words) are encoded, with
-//! two shortcuts that keep long runs of whitespace constant-time: a piece
-//! inside a run of one whitespace byte has its count looked up in a table
-//! of BPE counts of that byte repeated `k` times, and the end of such a piece
-//! is found by jumping over the run instead of scanning it.
+//! before `s` and after `e` (typically one or two words) are usually a
+//! suffix or a prefix of a full-text piece, whose counts are stored for
+//! every byte; other pieces are encoded. Two more shortcuts keep long runs
+//! of whitespace constant-time: a piece inside a run of one whitespace byte
+//! has its count looked up in a table of BPE counts of that byte repeated
+//! `k` times, and the end of such a piece is found by jumping over the run
+//! instead of scanning it.
 
 use std::ops::Range;
 
-use crate::incremental::run_counts;
+use crate::backtrack::{Backtracker, NONE};
+use crate::incremental::{PrefixTable, SuffixTable, run_counts};
 use crate::pretok::space_end_resume;
 use crate::tokenizer::Tokenizer;
 
 /// Runs of one whitespace byte at least this long get a count table and a
 /// jump; shorter ones are scanned and encoded.
 const RUN_MIN: usize = 64;
+
+/// Pieces at most this long get their prefix and suffix counts by direct
+/// encoding; longer ones from the incremental tables.
+const DIRECT_MAX: usize = 24;
 
 /// A text preprocessed for counting the tokens of any of its ranges.
 ///
@@ -54,6 +61,13 @@ pub struct IntervalEncoding<'t> {
     /// `safe[i]`: the smallest range end for which `bounds[i]` is safe
     /// (`chunk::safe_from`); non-decreasing in `i`.
     safe: Vec<u32>,
+    /// `pre[p]`: the token count of `text[s..p]` encoded as a piece, `s`
+    /// the start of the full-text piece holding byte `p - 1`; `NONE` when
+    /// not computed (long pieces without the linear encoder).
+    pre: Vec<u32>,
+    /// `suf[p]`: the token count of `text[p..e]` encoded as a piece, `e` the
+    /// end of the full-text piece holding byte `p`; `NONE` when not computed.
+    suf: Vec<u32>,
     /// `piece[p]`: the index of the full-text piece holding byte `p`
     /// (`bounds[piece[p]] <= p < bounds[piece[p] + 1]`).
     piece: Vec<u32>,
@@ -64,11 +78,15 @@ pub struct IntervalEncoding<'t> {
     /// repeated `k` times, for `k` up to its longest run; empty when the
     /// vocabulary has no linear encoder.
     run_counts: Vec<(u8, Vec<u32>)>,
+    /// The tokenizer's linear encoder, when it has one.
+    bt: Option<&'t Backtracker>,
 }
 
 impl<'t> IntervalEncoding<'t> {
-    /// Preprocesses `text`: one encoding pass plus a scan for whitespace
-    /// runs, `O(n)` time (as [`Tokenizer::count`]); `4` bytes per byte of
+    /// Preprocesses `text`: one encoding pass, the token counts of every
+    /// prefix and suffix of every piece, and a scan for whitespace runs.
+    /// `O(n)` time (a few times [`Tokenizer::count`]; long pieces use the
+    /// incremental tables, a table step per byte); `12` bytes per byte of
     /// text plus `12` per piece plus `4` per byte of the longest run of each
     /// whitespace byte.
     pub fn new(tok: &'t Tokenizer, text: &'t str) -> IntervalEncoding<'t> {
@@ -80,8 +98,11 @@ impl<'t> IntervalEncoding<'t> {
             cum: Vec::new(),
             safe: Vec::new(),
             piece: Vec::new(),
+            pre: Vec::new(),
+            suf: Vec::new(),
             runs: Vec::new(),
             run_counts: Vec::new(),
+            bt: None,
         };
         if !iv.fast {
             return iv;
@@ -119,7 +140,9 @@ impl<'t> IntervalEncoding<'t> {
             }
             i = j;
         }
-        if let Some(bt) = tok.model.backtracker(&tok.tokens) {
+        iv.bt = tok.model.backtracker(&tok.tokens);
+        iv.piece_prefix_suffix_counts();
+        if let Some(bt) = iv.bt {
             for (c, &max) in longest.iter().enumerate() {
                 if max > 0 {
                     let counts = run_counts(bt, &tok.model, &tok.tokens, c as u8, max);
@@ -130,6 +153,48 @@ impl<'t> IntervalEncoding<'t> {
         iv
     }
 
+    /// Fills `pre` and `suf`: short pieces by encoding every prefix and
+    /// suffix (a few times the cost of encoding the piece), long ones with
+    /// the incremental tables (linear).
+    fn piece_prefix_suffix_counts(&mut self) {
+        let tok = self.tok;
+        let bytes = self.text.as_bytes();
+        let n = bytes.len();
+        self.pre = vec![NONE; n + 1];
+        self.suf = vec![NONE; n + 1];
+        self.pre[0] = 0;
+        let mut buf = Vec::new();
+        // The whole-piece shortcut: a piece that is a token is one token.
+        let word = |p: &[u8]| {
+            tok.model.whole_piece
+                && p.len() <= tok.max_token_len()
+                && tok.model.map.get(&tok.tokens, p).is_some()
+        };
+        for w in self.bounds.windows(2) {
+            let (s, e) = (w[0] as usize, w[1] as usize);
+            if e - s <= DIRECT_MAX {
+                for p in s + 1..=e {
+                    self.pre[p] = tok.model.count_piece(&tok.tokens, &bytes[s..p], &mut buf) as u32;
+                }
+                for p in s..e {
+                    self.suf[p] = tok.model.count_piece(&tok.tokens, &bytes[p..e], &mut buf) as u32;
+                }
+                continue;
+            }
+            let Some(bt) = self.bt else { continue };
+            let mut pt = PrefixTable::new(s);
+            pt.extend(bt, &tok.model, &tok.tokens, bytes, e);
+            for p in s + 1..=e {
+                self.pre[p] = if word(&bytes[s..p]) { 1 } else { pt.count(p - s) as u32 };
+            }
+            let mut st = SuffixTable::new();
+            st.extend(bt, &tok.model, &tok.tokens, &bytes[..e], e, e - s);
+            for p in s..e {
+                self.suf[p] = if word(&bytes[p..e]) { 1 } else { st.count(e - p) as u32 };
+            }
+        }
+    }
+
     /// The text.
     pub fn text(&self) -> &'t str {
         self.text
@@ -138,12 +203,14 @@ impl<'t> IntervalEncoding<'t> {
     /// The token count of `text[range]` encoded on its own
     /// ([`Tokenizer::count`]).
     ///
-    /// Cost: two binary searches over the pieces plus encoding the pieces
-    /// of the range before it meets the full text's split and after the
-    /// last boundary that is safe for its end (usually a word at each end).
-    /// Runs of one whitespace byte cost a lookup whatever their length. A
-    /// range that starts or ends inside any other very long piece (a
-    /// megabyte of random letters) encodes that part of the piece.
+    /// Cost: a few table lookups and a scan of the pieces of the range
+    /// before it meets the full text's split and after the last boundary
+    /// that is safe for its end (usually a word at each end, whose counts
+    /// are stored). Runs of one whitespace byte cost a lookup whatever their
+    /// length. A piece of the range that is neither a prefix nor a suffix
+    /// of a full-text piece nor inside a whitespace run is encoded: rare
+    /// (`!!word` cut after the first `!`), but a range inside one huge
+    /// piece (a megabyte of random letters) encodes its part of the piece.
     ///
     /// # Panics
     /// When the range is out of bounds or does not start and end on char
@@ -238,10 +305,16 @@ impl<'t> IntervalEncoding<'t> {
     /// The token count of the piece `text[x..y]`.
     fn piece_count(&self, text: &str, x: usize, y: usize, buf: &mut Vec<u32>) -> usize {
         let piece = &text.as_bytes()[x..y];
-        if let Some(i) = self.boundary_index(x) {
-            if self.bounds[i + 1] as usize == y {
-                return (self.cum[i + 1] - self.cum[i]) as usize;
-            }
+        let i = self.piece[x] as usize;
+        let (s, e) = (self.bounds[i] as usize, self.bounds[i + 1] as usize);
+        let known = match (x == s, y == e) {
+            (true, true) => self.cum[i + 1] - self.cum[i],
+            (true, false) if y < e => self.pre[y],
+            (false, true) => self.suf[x],
+            _ => NONE,
+        };
+        if known != NONE {
+            return known as usize;
         }
         // Longer than any token: no whole-piece shortcut applies.
         if piece.len() > self.tok.max_token_len().max(RUN_MIN) {
@@ -252,13 +325,14 @@ impl<'t> IntervalEncoding<'t> {
                 }
             }
         }
-        self.tok.model.count_piece(&self.tok.tokens, piece, buf)
+        let tok = self.tok;
+        tok.model.count_piece(&tok.tokens, piece, buf)
     }
 
     /// Heap bytes held.
     pub fn memory_bytes(&self) -> usize {
         (self.bounds.capacity() + self.cum.capacity() + self.safe.capacity()) * 4
-            + self.piece.capacity() * 4
+            + (self.piece.capacity() + self.pre.capacity() + self.suf.capacity()) * 4
             + self.runs.capacity() * 8
             + self.run_counts.iter().map(|r| r.1.capacity() * 4).sum::<usize>()
     }

@@ -281,14 +281,25 @@ impl GrammarBuilder {
                 self.add_rule(star, &[star, sym]);
                 star
             }
-            Some(max) => {
-                let mut memo = FxHashMap::default();
-                self.at_most(sym, max - min, &mut memo)
-            }
+            Some(max) => self.at_most(sym, max - min),
         };
         let r = self.add_nonterminal(&label);
         self.add_rule(r, &[exact, tail]);
         Ok(r)
+    }
+
+    /// `powers[j]` derives exactly `2^j` copies of `sym`, for `2^j <= n`
+    /// (`powers[j] → powers[j-1] powers[j-1]`: one parse each).
+    fn powers(&mut self, sym: SymbolId, n: u32) -> Vec<SymbolId> {
+        let name = self.symbol_name(sym);
+        let mut powers = vec![sym];
+        while (1u64 << powers.len()) <= n as u64 {
+            let prev = *powers.last().unwrap_or(&sym);
+            let p = self.add_nonterminal(&format!("{name}{{{}}}", 1u64 << powers.len()));
+            self.add_rule(p, &[prev, prev]);
+            powers.push(p);
+        }
+        powers
     }
 
     /// A nonterminal deriving exactly `n` copies of `sym` in O(log n) rules.
@@ -300,14 +311,7 @@ impl GrammarBuilder {
             return sym;
         }
         let name = self.symbol_name(sym);
-        // powers[k] derives 2^k copies
-        let mut powers = vec![sym];
-        while (1u64 << powers.len()) <= n as u64 {
-            let prev = *powers.last().unwrap_or(&sym);
-            let p = self.add_nonterminal(&format!("{name}{{{}}}", 1u64 << powers.len()));
-            self.add_rule(p, &[prev, prev]);
-            powers.push(p);
-        }
+        let powers = self.powers(sym, n);
         let rhs: Vec<SymbolId> =
             (0..powers.len()).filter(|k| n & (1 << k) != 0).map(|k| powers[k]).collect();
         let e = self.add_nonterminal(&format!("{name}{{{n}}}"));
@@ -315,32 +319,53 @@ impl GrammarBuilder {
         e
     }
 
-    /// A nonterminal deriving 0 to `n` copies of `sym`, O(log n) rules:
-    /// `at_most(2h) = at_most(h) at_most(h)`,
-    /// `at_most(2h+1) = at_most(h) sym? at_most(h)`.
-    fn at_most(&mut self, sym: SymbolId, n: u32, memo: &mut FxHashMap<u32, SymbolId>) -> SymbolId {
+    /// A nonterminal deriving 0 to `n` copies of `sym` in O(log n) rules,
+    /// unambiguously, with the large chunks first:
+    ///
+    /// - `below(j)` derives 0 to `2^j - 1` copies as `powers[j-1]? powers[j-2]? … powers[0]?`
+    ///   (`below(j) → powers[j-1] below(j-1) | below(j-1)`), the binary
+    ///   digits of the count from the highest;
+    /// - with `2^k <= n < 2^(k+1)`: `at_most(n) → below(k) | powers[k] at_most(n - 2^k)`
+    ///   (fewer than `2^k` copies, or at least that many).
+    ///
+    /// Every count has one parse, and the chunks come in decreasing size, so
+    /// after `i` copies an Earley row holds O(log² n) items: a chunk of size
+    /// `2^j` in progress starts at the one multiple of `2^(j+1)` (the sum of
+    /// the larger chunks) within `2^j` of `i`. The balanced split
+    /// `at_most(h) at_most(h)` this replaces had a parse per way to share
+    /// the copies between the halves, and rows grew with `i`.
+    fn at_most(&mut self, sym: SymbolId, n: u32) -> SymbolId {
         if n == 0 {
             return self.epsilon();
         }
-        if n == 1 {
-            return self.optional(sym);
+        let name = self.symbol_name(sym);
+        let powers = self.powers(sym, n);
+        // below[j] derives 0 to 2^j - 1 copies.
+        let mut below = vec![self.epsilon()];
+        for j in 1..powers.len() {
+            let b = self.add_nonterminal(&format!("{name}{{0,{}}}", (1u64 << j) - 1));
+            let prev = below[j - 1];
+            self.add_rule(b, &[powers[j - 1], prev]);
+            self.add_rule(b, &[prev]);
+            below.push(b);
         }
-        if let Some(&s) = memo.get(&n) {
-            return s;
+        // at_most for the remainders, from the smallest: n with its high
+        // bits cleared one by one.
+        let mut rest = self.epsilon(); // at_most(0)
+        let mut m = 0u32;
+        for k in 0..powers.len() {
+            if n & (1 << k) == 0 {
+                continue;
+            }
+            // m < 2^k: at_most(m + 2^k) → below(k) | powers[k] at_most(m)
+            m += 1 << k;
+            let a = self.add_nonterminal(&format!("{name}{{0,{m}}}"));
+            self.add_rule(a, &[below[k]]);
+            self.add_rule(a, &[powers[k], rest]);
+            rest = a;
         }
-        let half = self.at_most(sym, n / 2, memo);
-        let name = format!("{}{{0,{n}}}", self.symbol_name(sym));
-        let s = self.add_nonterminal(&name);
-        if n % 2 == 0 {
-            self.add_rule(s, &[half, half]);
-        } else {
-            let opt = self.optional(sym);
-            self.add_rule(s, &[half, opt, half]);
-        }
-        memo.insert(n, s);
-        s
+        rest
     }
-
     fn symbol_name(&self, sym: SymbolId) -> String {
         self.name(sym).map_or_else(|| format!("#{}", sym.0), str::to_string)
     }

@@ -92,7 +92,11 @@ fn huge_repeat_is_logarithmic_and_exact() {
     assert!(g.accepts(b"a,a,a,").unwrap());
     assert!(!g.accepts(b"a,a").unwrap());
 
-    for (min, max) in [(0, 0), (0, 1), (2, 2), (1, 5), (3, 6), (0, 7), (5, 13)] {
+    let mut pairs = vec![(0, 0), (0, 1), (2, 2), (1, 5), (3, 6), (0, 7), (5, 13)];
+    // Every bound up to 40 (all bit patterns of the at-most part).
+    pairs.extend((0..=40).map(|max| (0, max)));
+    pairs.extend((0..=20).map(|max| (3, 3 + max)));
+    for (min, max) in pairs {
         let mut b = GrammarBuilder::new();
         let a = b.literal("a");
         let sep = b.literal(",");
@@ -112,6 +116,32 @@ fn huge_repeat_is_logarithmic_and_exact() {
     let mut b = GrammarBuilder::new();
     let a = b.literal("a");
     assert!(matches!(b.repeat(a, 3, Some(2)), Err(GrammarError::BadRepeat { .. })));
+}
+
+/// A bounded repetition of a lexeme has one parse per count, with the large
+/// chunks first, so an Earley row stays small however many copies came
+/// before (the balanced split it replaced had rows growing with the count:
+/// seconds per mask after a few hundred copies of `"a"{0,100000}`).
+#[test]
+fn bounded_repeat_rows_stay_small() {
+    let mut b = GrammarBuilder::new();
+    let a = b.literal("a");
+    let r = b.repeat(a, 0, Some(100_000)).unwrap();
+    let end = b.literal("b");
+    let s = b.add_nonterminal("s");
+    b.add_rule(s, &[r, end]);
+    let g = b.build(s, Limits::default()).unwrap();
+    let mut p = earley::Parser::new(&g, &|_| None).unwrap();
+    let mut most = 0;
+    for i in 0..5_000 {
+        let before = p.stats().items_computed;
+        assert!(p.try_consume_byte(b'a').unwrap(), "a #{i}");
+        most = most.max(p.stats().items_computed - before);
+    }
+    // log2(100000) is 17: rows of O(17²) items, not O(5000).
+    assert!(most < 400, "{most} items in one row");
+    assert!(p.try_consume_byte(b'b').unwrap());
+    assert!(p.is_accepting().unwrap());
 }
 
 #[test]

@@ -47,7 +47,9 @@
 //!    language is [`ErrorKind::Unsatisfiable`].
 //!
 //! Decisions, all toward a stricter grammar: properties come in schema order
-//! (then required names not listed, then additional keys in any order); a
+//! (then required names not listed, then additional keys in any order), or,
+//! with [`PropertyOrder::Any`], in any order in objects that list few names
+//! (the grammar tracks the set of names written: `2^p` states); a
 //! number with bounds or `multipleOf` is written without exponent; formats
 //! leave out leap seconds, quoted e-mail local parts and punycode labels;
 //! `uniqueItems` is accepted only where at most one item is allowed.

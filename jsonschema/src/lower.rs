@@ -10,7 +10,7 @@ use crate::error::{ErrorKind, Result};
 use crate::grammar::{Grammar, Lexeme, LexemeId, Nonterminal, NonterminalId, Symbol};
 use crate::ir::{ArraySchema, DefId, NumberSchema, ObjectSchema, Schema, StringSchema};
 use crate::number;
-use crate::options::Whitespace;
+use crate::options::{PropertyOrder, Whitespace};
 
 /// The regex (over decoded characters) of a string schema's contents.
 pub(crate) fn string_content_regex(s: &StringSchema, cap: Option<usize>) -> RegexAst {
@@ -655,6 +655,15 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         for (k, _, _) in &props {
             keys.push(self.lexeme("key", quote(RegexAst::Literal(k.clone()))));
         }
+        // In any order, the first component of a key is the set of listed
+        // names already written (bit `j` for `props[j]`) instead of the
+        // index of the next one in schema order.
+        let any_order = match self.c.options.property_order {
+            PropertyOrder::Any { max_listed } => n <= max_listed.min(16),
+            _ => false,
+        };
+        let required: usize =
+            props.iter().enumerate().filter(|(_, p)| p.2).map(|(j, _)| 1 << j).sum();
         while let Some((i, c, mask)) = queue.pop_front() {
             let id = get(self, (i, c, mask), &mut queue)?;
             let can_add = o.max.is_none_or(|m| c < m);
@@ -672,7 +681,27 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 ]);
                 alt
             };
-            if i < n {
+            if any_order {
+                let used = i;
+                if can_add {
+                    for (j, (_, opts, _)) in props.iter().enumerate() {
+                        if used & (1 << j) != 0 {
+                            continue;
+                        }
+                        for &(sym, bits) in opts {
+                            let next = get(self, (used | 1 << j, inc(c), mask | bits), &mut queue)?;
+                            alts.push(member(self, keys[j], sym, next));
+                        }
+                    }
+                    for &(key, vs, bits) in &regions {
+                        let next = get(self, (used, inc(c), mask | bits), &mut queue)?;
+                        alts.push(member(self, key, vs, next));
+                    }
+                }
+                if required & !used == 0 && c >= o.min && mask == full {
+                    alts.push(vec![Symbol::Lexeme(self.rbrace)]);
+                }
+            } else if i < n {
                 if can_add {
                     for &(sym, bits) in &props[i].1 {
                         let next = get(self, (i + 1, inc(c), mask | bits), &mut queue)?;

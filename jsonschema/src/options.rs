@@ -33,6 +33,15 @@ pub enum PropertyOrder {
     /// right through `allOf`/`$ref`), then required ones not listed, then any
     /// additional or pattern properties in any order.
     Schema,
+    /// Any order: in an object that lists at most `max_listed` names (in
+    /// `properties` and `required`), the listed and the additional properties
+    /// come in any order, each listed one at most once (the grammar tracks
+    /// the set of names seen, so it grows as `2^max_listed`). Larger objects
+    /// keep the schema order.
+    Any {
+        /// The largest number of listed names taken in any order (at most 16).
+        max_listed: usize,
+    },
 }
 
 /// Limits that stop hostile schemas quickly with [`ErrorKind::LimitExceeded`](crate::ErrorKind::LimitExceeded).

@@ -388,3 +388,69 @@ fn long_lexemes_are_not_confused() {
     let bad = format!(r#"{{"a":"{long}a","b":"{long}a"}}"#);
     check(s, &[&ok], &[&bad]);
 }
+
+/// Any property order, against a direct check of the schema on every
+/// sequence of up to 4 members drawn from the listed names (with repeats),
+/// an additional name, and values of two types.
+#[test]
+fn any_property_order_is_exact() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "integer"}},
+        "required": ["a", "d"],
+        "additionalProperties": {"type": "integer"},
+        "maxProperties": 4
+    });
+    let options = Options {
+        property_order: jsonschema::PropertyOrder::Any { max_listed: 6 },
+        ..Options::compact()
+    };
+    let c = compile(&schema, &options).unwrap();
+    let names = ["a", "b", "c", "d", "x"];
+    let values = ["1", "\"s\""];
+    // Members as (name index, value index): every sequence of up to 3 members
+    // (base-10 digits), then every well-typed sequence of 4 or 5 distinct names.
+    let mut cases: Vec<Vec<(usize, usize)>> = Vec::new();
+    for len in 0..=3u32 {
+        for code in 0..10usize.pow(len) {
+            cases.push(
+                (0..len).map(|k| (code / 10usize.pow(k)) % 10).map(|d| (d / 2, d % 2)).collect(),
+            );
+        }
+    }
+    for code in 0..5usize.pow(5) {
+        let seq: Vec<usize> = (0..5).map(|k| (code / 5usize.pow(k)) % 5).collect();
+        if (0..5).all(|i| !seq[..i].contains(&seq[i])) {
+            cases.push(seq.iter().map(|&n| (n, usize::from(n == 1))).collect());
+            cases.push(seq[..4].iter().map(|&n| (n, usize::from(n == 1))).collect());
+        }
+    }
+    let mut checked = 0;
+    for members in &cases {
+        let text = format!(
+            "{{{}}}",
+            members
+                .iter()
+                .map(|&(n, v)| format!("\"{}\":{}", names[n], values[v]))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let mut seen = [false; 5];
+        // Listed names at most once; additional keys are not checked for
+        // repeats (as in schema order: their set is unbounded).
+        let unique = members.iter().all(|&(n, _)| !std::mem::replace(&mut seen[n], true) || n == 4);
+        let typed = members.iter().all(|&(n, v)| (names[n] == "b") == (v == 1));
+        let want = unique && typed && seen[0] && seen[3] && members.len() <= 4;
+        assert_eq!(accepts_text(&c, &text), want, "{text}");
+        checked += 1;
+    }
+    assert_eq!(checked, 1_111 + 240);
+    // Past the limit, the schema order stays.
+    let small = Options {
+        property_order: jsonschema::PropertyOrder::Any { max_listed: 2 },
+        ..Options::compact()
+    };
+    let c = compile(&schema, &small).unwrap();
+    assert!(accepts_text(&c, r#"{"a":1,"d":2}"#));
+    assert!(!accepts_text(&c, r#"{"d":2,"a":1}"#));
+}

@@ -47,6 +47,13 @@
 //! - The text is accepted (EOS allowed) exactly when the current lexeme can
 //!   end here and the grammar then accepts.
 //!
+//! # Forced bytes
+//! [`Parser::forced_bytes`] returns the longest byte string every
+//! continuation allowed from the current position starts with (one push and
+//! pop per lexer byte class per byte; it stops at a branch, where EOS or a
+//! special token is allowed, or at a limit) and what may follow it; the
+//! parser is left unchanged. The `coalesce` crate turns it into tokens.
+//!
 //! # Algorithm
 //! See `DESIGN.md` beside this crate's `Cargo.toml`: the grammar is
 //! compiled to flat arrays ([`GrammarBuilder::build`]), items are packed

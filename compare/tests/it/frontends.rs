@@ -221,8 +221,7 @@ fn gbnf_grammars_match_llguidance_through_to_lark() {
 /// counts the empty match as a lexeme, so `start: A "b"`, `A: "a"?`,
 /// `%ignore " "` accepts `" b"` there; our builder makes nullable lexemes
 /// optional symbols, so ignored text before the first real lexeme is
-/// rejected. Reported to the engine; the hand-written `%ignore` cases above
-/// avoid it.
+/// rejected (see `ignore_next_to_a_nullable_lexeme_is_a_documented_difference`).
 fn random_grammar(rng: &mut SmallRng) -> String {
     fn pick<'a>(rng: &mut SmallRng, xs: &[&'a str]) -> &'a str {
         xs[rng.random_range(0..xs.len())]
@@ -366,4 +365,57 @@ fn random_gbnf_grammars_match_llguidance() {
         compared += compared_unless_engine_fault(&src, run) as usize;
     }
     assert!(compared >= 70, "only {compared} grammars compared");
+}
+
+/// Documented difference: `%ignore` next to a lexeme that matches the
+/// empty string. llguidance scans the empty match as a lexeme, so
+/// `start: A "b"`, `A: "a"?`, `%ignore " "` accepts `" b"` (ignored text
+/// after an empty `A`) but rejects `" a b"`: whether leading whitespace is
+/// allowed depends on a zero-width lexeme. Ours never matches the empty
+/// string as a lexeme (a nullable lexeme is an optional symbol), and ignored
+/// text only stands between lexemes, never before the first (as in
+/// `start: "a" "b"`, where both engines reject `" ab"`): the same rule with
+/// or without `A`. This test pins both behaviors.
+#[test]
+fn ignore_next_to_a_nullable_lexeme_is_a_documented_difference() {
+    let f = peer_factory();
+    let lark = "start: A \"b\"\nA: \"a\"?\n%ignore \" \"";
+    let ours = grammar::lark::compile(lark, &Config::default()).unwrap();
+    let peer = f.create_parser(llguidance::api::TopLevelGrammar::from_lark(lark.into())).unwrap();
+    // Leading ignored text: llguidance only when `A` is empty.
+    assert_eq!(peer_prefix(&peer, b" b"), (2, true));
+    assert_eq!(peer_prefix(&peer, b" a b"), (1, false));
+    assert_eq!(our_prefix(&ours, b" b"), (0, false));
+    assert_eq!(our_prefix(&ours, b" a b"), (0, false));
+    // Without a nullable lexeme both reject leading ignored text.
+    let plain = "start: \"a\" \"b\"\n%ignore \" \"";
+    let ours_plain = grammar::lark::compile(plain, &Config::default()).unwrap();
+    let peer_plain =
+        f.create_parser(llguidance::api::TopLevelGrammar::from_lark(plain.into())).unwrap();
+    assert_eq!(peer_prefix(&peer_plain, b" a b"), (0, false));
+    assert_eq!(our_prefix(&ours_plain, b" a b"), (0, false));
+    // Everywhere else the two agree.
+    for input in ["b", "a b", "ab", "a  b", "b "] {
+        assert_eq!(our_prefix(&ours, input.as_bytes()), peer_prefix(&peer, input.as_bytes()));
+    }
+}
+
+/// Documented difference: rules that derive no string. In
+/// `start: "a" | r`, `r: "b" r` (no base case), no sentence starts with
+/// `b`. Our builder drops such rules, so the mask after nothing holds `a`
+/// only (exact: every allowed prefix extends to a sentence); llguidance
+/// keeps them and allows `b`, `bb`, ... which no text can complete.
+#[test]
+fn unproductive_rules_are_a_documented_difference() {
+    let f = peer_factory();
+    let lark = "start: \"a\" | r\nr: \"b\" r";
+    let ours = grammar::lark::compile(lark, &Config::default()).unwrap();
+    let peer = f.create_parser(llguidance::api::TopLevelGrammar::from_lark(lark.into())).unwrap();
+    assert_eq!(our_prefix(&ours, b"a"), (1, true));
+    assert_eq!(peer_prefix(&peer, b"a"), (1, true));
+    assert_eq!(our_prefix(&ours, b"b"), (0, false));
+    // llguidance allows the dead end, and never accepts along it.
+    for n in 1..20 {
+        assert_eq!(peer_prefix(&peer, "b".repeat(n).as_bytes()), (n, false));
+    }
 }

@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::json;
 use structgen::Matcher;
-use toktrie::{TokTrie, TokenId};
+use toktrie::{StateRecognizer, TokTrie, TokenId};
 
 use compare::report::Report;
 
@@ -112,6 +112,62 @@ fn peer_grammar(kind: &Kind) -> llguidance::api::TopLevelGrammar {
 /// llguidance's parser factory for a vocabulary, made once per vocabulary
 /// (like our trie). No slices: the slicer is switched off (slicing is
 /// measured separately).
+/// Passes over each input (per step, the fastest pass is kept) and runs of
+/// compile + first mask: the machine is shared and noisy.
+const PASSES: usize = 5;
+const COMPILE_RUNS: usize = 11;
+
+/// Counts the trie nodes the parser accepts in a walk (the mask walk keeps
+/// no counter of its own).
+struct Counting<'a> {
+    parser: &'a mut earley::Parser,
+    accepted: u64,
+}
+
+impl StateRecognizer for Counting<'_> {
+    type State = earley::Frame;
+
+    fn start(&mut self) -> earley::Frame {
+        StateRecognizer::start(self.parser)
+    }
+
+    fn step(&mut self, state: earley::Frame, byte: u8) -> Option<earley::Frame> {
+        let next = StateRecognizer::step(self.parser, state, byte);
+        self.accepted += next.is_some() as u64;
+        next
+    }
+}
+
+/// The share of trie nodes that reach the parser, over the masks along
+/// `tokens`: Earley rows (computed or reused) per trie node the recognizer
+/// accepted. Measured on a parser of its own, outside the timed runs.
+fn node_share(v: &Vocab, grammar: &earley::Grammar, tokens: &[TokenId]) -> Result<(u64, u64)> {
+    let trie = v.trie.clone();
+    let mut parser = earley::Parser::new(grammar, &move |name| trie.special_by_name(name))?;
+    let mut mask = v.trie.token_set();
+    let (mut rows, mut accepted) = (0, 0);
+    for step in 0..=tokens.len() {
+        parser.begin_step();
+        let before = parser.stats();
+        let mut counting = Counting { parser: &mut parser, accepted: 0 };
+        v.trie.compute_mask_by_state(&mut counting, &mut mask);
+        accepted += counting.accepted;
+        let after = parser.stats();
+        rows +=
+            (after.rows_computed + after.rows_reused) - (before.rows_computed + before.rows_reused);
+        let Some(&t) = tokens.get(step) else { break };
+        match v.trie.token_bytes(t) {
+            Some(bytes) => {
+                for &b in bytes {
+                    ensure!(parser.try_consume_byte(b)?, "node share: byte rejected");
+                }
+            }
+            None => ensure!(parser.try_consume_special(t)?, "node share: special rejected"),
+        }
+    }
+    Ok((rows, accepted.max(1)))
+}
+
 fn peer_factory(v: &Vocab) -> Result<llguidance::ParserFactory> {
     let mut factory = llguidance::ParserFactory::new(
         &v.peer,
@@ -170,6 +226,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             "ours compile+1st ms",
             "peer compile+1st ms",
             "compile ratio",
+            "ours compile+1st p99 ms",
+            "peer compile+1st p99 ms",
+            "compile p99 ratio",
         ],
     );
     let mut vocabs = vec![vocab("o200k", bpe::Tokenizer::o200k_base())?];
@@ -192,12 +251,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             let tokens: Vec<TokenId> =
                 v.tokenizer.encode(&case.input).into_iter().map(TokenId).collect();
             let grammar = ours_grammar(&case.kind).with_context(|| label.clone())?;
-            // Three passes over the input with fresh matchers; per step, the
-            // fastest of the three (the machine is shared and noisy).
+            // PASSES passes over the input with fresh matchers; per step, the
+            // fastest of them (the machine is shared and noisy).
             let steps = tokens.len() + 1;
             let (mut t_ours, mut t_peer) = (vec![f64::INFINITY; steps], vec![f64::INFINITY; steps]);
             let (mut rows, mut pushed) = (0u64, 0u64);
-            for pass in 0..3 {
+            for pass in 0..PASSES {
                 let mut ours = Matcher::new(v.trie.clone(), &grammar)?;
                 let mut peer = peer_matcher(&factory, &case.kind)?;
                 for step in 0..steps {
@@ -219,14 +278,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                 }
                 ensure!(ours.is_accepting(), "{label}: input not accepted");
                 if pass == 0 {
-                    let s = ours.parser_stats();
-                    rows = s.rows_computed + s.rows_reused;
-                    pushed = s.bytes_pushed.max(1);
+                    (rows, pushed) = node_share(v, &grammar, &tokens)?;
                 }
             }
-            // compile + first mask, 5 interleaved runs each, mean
+            // compile + first mask, COMPILE_RUNS interleaved runs each
             let (mut c_ours, mut c_peer) = (Vec::new(), Vec::new());
-            for _ in 0..5 {
+            for _ in 0..COMPILE_RUNS {
                 let start = Instant::now();
                 let g = ours_grammar(&case.kind)?;
                 let mut m = Matcher::new(v.trie.clone(), &g)?;
@@ -255,6 +312,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                 json!(co.mean),
                 json!(cp.mean),
                 json!(co.mean / cp.mean),
+                json!(co.p99),
+                json!(cp.p99),
+                json!(co.p99 / cp.p99),
             ]);
             all.push((so.mean, sp.mean));
         }
@@ -302,11 +362,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     report.note(format!("geometric mean of mean-time ratios (ours / peer): {geo:.2}"));
     report.extra("geomean mean ratio", json!(geo));
     report.note(
-        "Each mask: the fastest of 3 passes over the input with fresh matchers, ours then \
+        "Each mask: the fastest of 5 passes over the input with fresh matchers, ours then \
          llguidance on the same state (slicer off: no slices); ratio = ours / peer (lower is better). rows / pushed bytes: parser rows \
-         (computed or reused) per trie byte the recognizer accepted, i.e. the share of trie \
-         nodes that reached the parser. compile+1st: grammar compile + matcher + first mask, \
-         mean of 5.",
+         (computed or reused) per trie node the recognizer accepted over the masks of the \
+         input (counted on a separate parser), i.e. the share of trie nodes that reached the \
+         parser. compile+1st: grammar compile + matcher + first mask, 11 runs.",
     );
     report.note(format!("machine: {}", compare::report::machine()));
     report.finish()?;

@@ -65,7 +65,8 @@
 //! that ends a lexeme costs one row: O(I · R) for `I` items in the row and
 //! `R` the size of the rows completions look into (bounded by
 //! [`Limits::max_items_per_row`]), or O(1) when the row is reused. Memory:
-//! 12 bytes per consumed byte (a frame) plus 8 bytes per item.
+//! 8 bytes per consumed byte (a [`Frame`]) plus 8 bytes per item; a mask walk
+//! adds one frame per trie depth.
 //!
 //! # Errors and panics
 //! Grammar construction returns [`GrammarError`]; parsing returns
@@ -73,7 +74,9 @@
 //! state. No panics on any grammar or input.
 //!
 //! # Boundaries
-//! Depends on `lexer` and on `toktrie` for the `Recognizer` trait only.
+//! Depends on `lexer` and on `toktrie` for the `Recognizer` and
+//! `StateRecognizer` traits only ([`Parser`] implements both; the mask walk
+//! uses the second, with a [`Frame`] per trie depth).
 //! No features.
 #![forbid(unsafe_code)]
 

@@ -9,6 +9,10 @@
 //! - [`TokenId`]: the newtype for token ids.
 //! - [`Recognizer`]: the small trait at the boundary between the walk and the
 //!   grammar engine (lexer + parser); this crate knows nothing about grammars.
+//!   [`StateRecognizer`] is the faster protocol for recognizers whose state is
+//!   a small `Copy` value: the walk keeps one state per depth and calls only
+//!   `step` ([`TokTrie::compute_mask_by_state`] and its variants; `DESIGN.md`,
+//!   "The walk by state").
 //! - [`TokenSet`]: a set of ids as a bitset of `u64` words over a possibly
 //!   padded vocabulary; union, intersection, difference, popcount,
 //!   iteration, and [`apply_to_logits`](TokenSet::apply_to_logits).
@@ -86,11 +90,12 @@
 //! None.
 //!
 //! # Unsafe
-//! One block, in the walk's loop: the store of an accepted node's bit into
-//! the mask skips its bounds check, which the builder's and the walk's
-//! invariants make redundant (the `SAFETY` comment says which). Measured: the
-//! checked store made the walk 8–10% slower than llguidance's (see
-//! `DESIGN.md`, "Unsafe"). Everything else is `#![deny(unsafe_code)]`.
+//! In the walks' loops only: the store of an accepted node's bit into the
+//! mask skips its bounds check, and the walk by state reads and writes its
+//! depth stack unchecked; the builder's and the walk's invariants make the
+//! checks redundant (the `SAFETY` comments say which). Measured: the checked
+//! store made the walk 8–10% slower than llguidance's (see `DESIGN.md`,
+//! "Unsafe"). Everything else is `#![deny(unsafe_code)]`.
 #![deny(unsafe_code)]
 
 mod build;

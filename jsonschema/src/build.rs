@@ -106,6 +106,9 @@ pub(crate) struct Compiler<'a> {
     def_by_ptr: HashMap<String, DefId>,
     nodes: usize,
     pub(crate) warnings: Vec<String>,
+    /// The JSON pointer of the schema object being compiled (or of the
+    /// definition being lowered): where an engine fault is reported.
+    pub(crate) location: String,
 }
 
 fn ptr_join(ptr: &str, k: &str) -> String {
@@ -122,6 +125,7 @@ impl<'a> Compiler<'a> {
             def_by_ptr: HashMap::new(),
             nodes: 0,
             warnings: Vec::new(),
+            location: String::new(),
         }
     }
 
@@ -163,25 +167,44 @@ impl<'a> Compiler<'a> {
 
     // ----- regex helpers -----
 
+    /// Runs `f` (calls into derivre), turning a panic inside derivre into
+    /// [`ErrorKind::EngineFault`] at the current location: bad input is an
+    /// error, never a panic.
+    fn guarded<T>(&self, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+            Err(self.err(
+                ErrorKind::EngineFault,
+                "",
+                &self.location,
+                format!("the regex engine failed during {what}"),
+            ))
+        })
+    }
+
     /// `Some(true)` if the regex matches nothing, `None` if the check ran out of fuel.
     pub(crate) fn regex_is_empty(&mut self, ast: &RegexAst) -> Result<Option<bool>> {
-        let mut b = RegexBuilder::new();
-        let e = b
-            .mk(ast)
-            .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string()))?;
-        match b.to_regex_limited(e, self.options.limits.regex_fuel) {
-            Ok(mut r) => Ok(Some(r.always_empty())),
-            Err(_) => Ok(None),
-        }
+        let fuel = self.options.limits.regex_fuel;
+        self.guarded("an emptiness check", || {
+            let mut b = RegexBuilder::new();
+            let e = b
+                .mk(ast)
+                .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string()))?;
+            match b.to_regex_limited(e, fuel) {
+                Ok(mut r) => Ok(Some(r.always_empty())),
+                Err(_) => Ok(None),
+            }
+        })
     }
 
     pub(crate) fn regex_matches(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
-        let mut b = RegexBuilder::new();
-        let e = b
-            .mk(ast)
-            .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string()))?;
-        let mut r = b.to_regex(e);
-        Ok(r.is_match(s))
+        self.guarded("a match", || {
+            let mut b = RegexBuilder::new();
+            let e = b
+                .mk(ast)
+                .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string()))?;
+            let mut r = b.to_regex(e);
+            Ok(r.is_match(s))
+        })
     }
 
     pub(crate) fn pattern(&mut self, kw: &str, ptr: &str, p: &Value) -> Result<RegexAst> {
@@ -189,9 +212,14 @@ impl<'a> Compiler<'a> {
         let rx = ecma::translate(p)
             .map_err(|m| self.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {m}")))?;
         let ast = RegexAst::Regex(rx);
-        RegexBuilder::new()
-            .mk(&ast)
-            .map_err(|e| self.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {e}")))?;
+        let outer = std::mem::replace(&mut self.location, ptr.to_string());
+        let checked = self.guarded("a pattern's translation", || {
+            RegexBuilder::new().mk(&ast).map(drop).map_err(|e| {
+                self.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {e}"))
+            })
+        });
+        self.location = outer;
+        checked?;
         Ok(ast)
     }
 
@@ -205,6 +233,11 @@ impl<'a> Compiler<'a> {
         self.defs.push(Def { pointer: pointer.to_string(), schema: None, in_progress: false });
         self.def_by_ptr.insert(pointer.to_string(), d);
         d
+    }
+
+    /// The JSON pointer of a definition.
+    pub(crate) fn def_pointer(&self, d: DefId) -> &str {
+        &self.defs[d].pointer
     }
 
     /// The compiled schema of a definition, compiling it on first use.
@@ -248,6 +281,14 @@ impl<'a> Compiler<'a> {
 
     /// Compiles the schema `v` found at `ptr`.
     pub(crate) fn compile_value(&mut self, v: &Value, ptr: &str, depth: usize) -> Result<Schema> {
+        let outer = std::mem::replace(&mut self.location, ptr.to_string());
+        let schema = self.compile_value_here(v, ptr, depth);
+        self.location = outer;
+        schema
+    }
+
+    /// [`compile_value`](Self::compile_value) with `location` set to `ptr`.
+    fn compile_value_here(&mut self, v: &Value, ptr: &str, depth: usize) -> Result<Schema> {
         self.tick(ptr, depth)?;
         let m = match v {
             Value::Bool(true) => return Ok(Schema::Any),

@@ -24,6 +24,9 @@ pub enum ErrorKind {
     Unsatisfiable,
     /// A configured resource limit was exceeded.
     LimitExceeded,
+    /// The regex engine (derivre) failed internally on a regex built from
+    /// the schema object at the error's pointer; the schema is not supported.
+    EngineFault,
 }
 
 impl ErrorKind {
@@ -38,6 +41,7 @@ impl ErrorKind {
             ErrorKind::UnresolvedRef => "unresolved_ref",
             ErrorKind::Unsatisfiable => "unsatisfiable",
             ErrorKind::LimitExceeded => "limit_exceeded",
+            ErrorKind::EngineFault => "engine_fault",
         }
     }
 }

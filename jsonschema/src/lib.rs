@@ -62,7 +62,10 @@
 //! Every limit in [`Limits`] turns into [`ErrorKind::LimitExceeded`].
 //!
 //! # Panics
-//! None on any input.
+//! None on any input. The calls into derivre made while compiling (emptiness
+//! checks, key matches, pattern checks) run under `catch_unwind`: a fault
+//! inside derivre becomes [`ErrorKind::EngineFault`] with the JSON pointer of
+//! the schema object (or definition) being compiled.
 //!
 //! # Features
 //! None.

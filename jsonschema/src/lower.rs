@@ -215,8 +215,10 @@ impl<'c, 'a> Lowerer<'c, 'a> {
 
     /// Lowers the whole schema and the definitions it reaches.
     pub(crate) fn run(mut self, root: &Schema) -> Result<Grammar> {
+        self.c.location.clear();
         let start_sym = self.lower(root, 0)?;
         while let Some((d, nt)) = self.pending.pop() {
+            self.c.location = self.c.def_pointer(d).to_string();
             let s = self.c.resolve_def(d, 0)?;
             let sym = self.lower(&s, 0)?;
             self.set_alts(nt, sym.into_iter().map(|s| vec![s]).collect());

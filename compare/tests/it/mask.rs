@@ -335,10 +335,12 @@ enum Front {
     LarkWithoutPriorities,
     /// GBNF: ours directly, llguidance through `grammar::gbnf::to_lark`.
     Gbnf,
+    /// A JSON Schema, as `start: %json <schema>` for both.
+    JsonSchema,
 }
 
 /// Every grammar file in `../shared/data/grammars` that both engines
-/// compile, with an input: the sample shipped with the grammar where there
+/// compile (Lark, GBNF, and the JSON Schema through `%json`), with an input: the sample shipped with the grammar where there
 /// is one, else a valid input written here. (`lark.lark` lexes a string
 /// greedily up to the last `"` of a line, as both engines do: its input
 /// ends every line with its last string.) (The files both engines reject
@@ -379,6 +381,7 @@ const SHARED_GRAMMARS: &[(&str, Front, &str)] = &[
     ),
     // Not `= 3\n`: greedy lexing makes `num`'s trailing `ws` eat the
     // `"\n"` the rule needs after it (both engines agree).
+    ("lark/llguidance/blog.schema.json", Front::JsonSchema, "@lark/llguidance/blog.sample.json"),
     ("gbnf/arithmetic.gbnf", Front::Gbnf, "x1 +2 = (4*y)\n(z)=(1)\n"),
     ("gbnf/c.gbnf", Front::Gbnf, "int main(){int x = 1;while(x<10){x = x+1;}return x;}"),
     ("gbnf/chess.gbnf", Front::Gbnf, "1. e4 e5\n2. Nf3 Nc6\n3. Bb5 a6\n4. O-O Nxe4\n"),
@@ -429,6 +432,11 @@ fn shared_grammar(
             let cfg = grammar::Config { ignore_priorities: true, ..cfg };
             let ours = grammar::lark::compile(&src, &cfg).unwrap_or_else(|e| panic!("{rel}: {e}"));
             (ours, llguidance::api::TopLevelGrammar::from_lark(strip_priorities(&src)))
+        }
+        Front::JsonSchema => {
+            let lark = format!("start: %json {src}");
+            let ours = grammar::lark::compile(&lark, &cfg).unwrap_or_else(|e| panic!("{rel}: {e}"));
+            (ours, llguidance::api::TopLevelGrammar::from_lark(lark))
         }
         Front::Gbnf => (
             grammar::gbnf::compile(&src, &cfg).unwrap_or_else(|e| panic!("{rel}: {e}")),

@@ -183,3 +183,41 @@ fn allowed_specials_equal_tiktoken() {
         }
     }
 }
+
+#[test]
+fn interval_and_incremental_encoders_equal_tiktoken() {
+    let Some(prose) = corpus("text/ulysses.md.gz") else { return };
+    let head = &prose[..char_floor(&prose, 20_000)];
+    // Prose around a long run of spaces and one of newlines.
+    let text = format!("{head}{}{head}{}end", " ".repeat(3_000), "\n".repeat(500));
+    let mut rng = SmallRng::seed_from_u64(23);
+    for p in pairs() {
+        let iv = bpe::IntervalEncoding::new(&p.ours, &text);
+        for _ in 0..400 {
+            let a = char_floor(&text, rng.random_range(0..text.len()));
+            let b = char_floor(&text, (a + rng.random_range(0..6_000)).min(text.len()));
+            let want = p.peer.encode_ordinary(&text[a..b]).len();
+            assert_eq!(iv.count(a..b), want, "{} interval {a}..{b}", p.name);
+        }
+        // Incremental encoders on a slice, checked against tiktoken-rs every
+        // few characters (and at the end).
+        let slice = &text[..char_floor(&text, 3_000)];
+        let mut app = bpe::AppendingEncoder::new(&p.ours);
+        for (k, (i, c)) in slice.char_indices().enumerate() {
+            app.push(&slice[i..i + c.len_utf8()]);
+            if k % 7 == 0 {
+                let want = p.peer.encode_ordinary(app.text());
+                assert_eq!(app.tokens().collect::<Vec<_>>(), want, "{} appending", p.name);
+            }
+        }
+        let mut pre = bpe::PrependableEncoder::new(&p.ours);
+        for (k, (i, c)) in slice.char_indices().rev().enumerate() {
+            pre.push_front(&slice[i..i + c.len_utf8()]);
+            if k % 7 == 0 {
+                let want = p.peer.encode_ordinary(pre.text());
+                assert_eq!(pre.tokens().collect::<Vec<_>>(), want, "{} prepending", p.name);
+            }
+        }
+        assert_eq!(pre.tokens().collect::<Vec<_>>(), p.peer.encode_ordinary(slice));
+    }
+}

@@ -24,15 +24,24 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// The trie's root node.
 pub(crate) const ROOT: u32 = 0;
 
+/// A token's canonical split and creation priority, side by side so that
+/// the compatibility walk touches one cache line per step.
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    left: u32,
+    right: u32,
+    /// The priority (plus one) of the merge that creates the token; 0 for
+    /// single bytes. Invariant: a token's priority exceeds its parts'.
+    created: u32,
+}
+
 /// Tables of the backtracking encoder.
 #[derive(Debug)]
 pub(crate) struct Backtracker {
-    /// Canonical split `(left, right)` of every valid token; `(t, t)` for a
-    /// single byte; `(NONE, NONE)` for tokens BPE never produces.
-    split: Vec<(u32, u32)>,
-    /// The priority (plus one) of the merge that creates each valid token; 0
-    /// for single bytes. Invariant: a token's priority exceeds its parts'.
-    created: Vec<u32>,
+    /// Canonical split `(left, right)` and creation priority of every valid
+    /// token; `(t, t)` for a single byte; `(NONE, NONE)` for tokens BPE never
+    /// produces.
+    split: Vec<Meta>,
     /// The longest valid token that is a proper prefix of each token.
     next_prefix: Vec<u32>,
     /// tiktoken rules between valid tokens, filled once the splits are
@@ -42,15 +51,19 @@ pub(crate) struct Backtracker {
 }
 
 /// A byte trie over the valid tokens with children stored contiguously.
+///
+/// Layout for few cache misses per step: a node's edge range and token sit
+/// side by side in `nodes`, and an edge packs its label with its child.
 #[derive(Debug, Default)]
 struct Trie {
-    /// Children of node `n`: `child_label/child_node[first[n]..first[n + 1]]`,
-    /// sorted by label.
-    first: Vec<u32>,
-    child_label: Vec<u8>,
-    child_node: Vec<u32>,
-    /// The valid token ending at each node, or `NONE`.
-    token: Vec<u32>,
+    /// Per node: the index of its first edge in `edges` and the valid token
+    /// ending at it (or `NONE`). Node `n`'s edges are
+    /// `edges[nodes[n].0..nodes[n + 1].0]`; a last sentinel entry closes the
+    /// range of the last node.
+    nodes: Vec<(u32, u32)>,
+    /// Edges sorted by label within a node: `child << 8 | label`
+    /// (so node ids stay below 2^24).
+    edges: Vec<u32>,
     /// Root children by byte, for the first step.
     root: Vec<u32>,
     /// Depth-two nodes by their two bytes (`b0 << 8 | b1`), for the second
@@ -61,12 +74,15 @@ struct Trie {
     word: Vec<u64>,
 }
 
+/// Trie node ids must fit the 24 bits of an edge.
+const MAX_NODES: usize = 1 << 24;
+
 impl Trie {
     /// Builds the trie breadth-first from the tokens sorted by bytes: a
     /// node is a run of sorted tokens sharing a prefix, its children the
     /// sub-runs by the next byte. Linear in the total token length after the
-    /// sort; `ids` must have distinct bytes.
-    fn build(tokens: &Tokens, ids: &[u32]) -> Trie {
+    /// sort; `ids` must have distinct bytes. `None` past `MAX_NODES` nodes.
+    fn build(tokens: &Tokens, ids: &[u32]) -> Option<Trie> {
         let mut ids = ids.to_vec();
         ids.sort_unstable_by(|&a, &b| tokens.bytes(a).cmp(tokens.bytes(b)));
         let mut trie = Trie::default();
@@ -78,47 +94,63 @@ impl Trie {
             let (mut i, hi, d) = (lo as usize, hi as usize, d as usize);
             // The shortest string sorts first; it ends here when its length is d.
             let ends_here = i < hi && tokens.token_len(ids[i]) == d;
-            let node = trie.token.len();
+            let node = trie.nodes.len();
             if trie.word.len() <= node / 64 {
                 trie.word.push(0);
             }
             if ends_here {
                 trie.word[node / 64] |= 1 << (node % 64);
             }
-            trie.token.push(if ends_here { ids[i] } else { NONE });
+            trie.nodes.push((trie.edges.len() as u32, if ends_here { ids[i] } else { NONE }));
             if ends_here {
                 i += 1;
             }
-            trie.first.push(trie.child_label.len() as u32);
             while i < hi {
                 let b = tokens.bytes(ids[i])[d];
                 let mut j = i + 1;
                 while j < hi && tokens.bytes(ids[j])[d] == b {
                     j += 1;
                 }
-                trie.child_label.push(b);
-                trie.child_node.push(queue.len() as u32);
+                if queue.len() >= MAX_NODES {
+                    return None;
+                }
+                trie.edges.push((queue.len() as u32) << 8 | u32::from(b));
                 queue.push((i as u32, j as u32, d as u32 + 1));
                 i = j;
             }
             q += 1;
         }
-        trie.first.push(trie.child_label.len() as u32);
-        trie.root = vec![NONE; 256];
-        for k in trie.first[0] as usize..trie.first[1] as usize {
-            trie.root[trie.child_label[k] as usize] = trie.child_node[k];
+        trie.nodes.push((trie.edges.len() as u32, NONE));
+        let mut root = vec![NONE; 256];
+        for &e in trie.node_edges(0) {
+            root[(e & 0xFF) as usize] = e >> 8;
         }
-        trie.level2 = vec![NONE; 1 << 16];
-        for b0 in 0..256usize {
-            let n = trie.root[b0];
+        let mut level2 = vec![NONE; 1 << 16];
+        for (b0, &n) in root.iter().enumerate() {
             if n == NONE {
                 continue;
             }
-            for k in trie.first[n as usize] as usize..trie.first[n as usize + 1] as usize {
-                trie.level2[b0 << 8 | trie.child_label[k] as usize] = trie.child_node[k];
+            for &e in trie.node_edges(n) {
+                level2[b0 << 8 | (e & 0xFF) as usize] = e >> 8;
             }
         }
-        trie
+        trie.root = root;
+        trie.level2 = level2;
+        Some(trie)
+    }
+
+    /// The edges of node `n`.
+    #[inline]
+    fn node_edges(&self, n: u32) -> &[u32] {
+        let lo = self.nodes[n as usize].0 as usize;
+        let hi = self.nodes[n as usize + 1].0 as usize;
+        &self.edges[lo..hi]
+    }
+
+    /// The valid token ending at node `n`, or `NONE`.
+    #[inline]
+    fn token(&self, n: u32) -> u32 {
+        self.nodes[n as usize].1
     }
 
     /// Calls `f` with every token that is a proper prefix of `bytes`.
@@ -130,7 +162,7 @@ impl Trie {
             if n == NONE {
                 return;
             }
-            let t = self.token[n as usize];
+            let t = self.token(n);
             if t != NONE && f(t, i + 1) {
                 return;
             }
@@ -142,15 +174,13 @@ impl Trie {
         if n == 0 {
             return self.root[b as usize];
         }
-        let lo = self.first[n as usize] as usize;
-        let hi = self.first[n as usize + 1] as usize;
-        let labels = &self.child_label[lo..hi];
-        let k = if labels.len() <= 8 {
-            labels.iter().position(|&l| l == b)
+        let edges = self.node_edges(n);
+        let k = if edges.len() <= 8 {
+            edges.iter().position(|&e| e as u8 == b)
         } else {
-            labels.binary_search(&b).ok()
+            edges.binary_search_by_key(&b, |&e| e as u8).ok()
         };
-        k.map_or(NONE, |k| self.child_node[lo + k])
+        k.map_or(NONE, |k| edges[k] >> 8)
     }
 
     /// The longest valid token that is a prefix of `bytes`.
@@ -164,20 +194,20 @@ impl Trie {
         if n1 == NONE {
             return NONE;
         }
-        let mut best = self.token[n1 as usize];
+        let mut best = self.token(n1);
         if n2 == NONE {
             return best;
         }
         let mut n = n2;
-        if self.token[n as usize] != NONE {
-            best = self.token[n as usize];
+        if self.token(n) != NONE {
+            best = self.token(n);
         }
         for &b in &bytes[2..] {
             n = self.child(n, b);
             if n == NONE {
                 break;
             }
-            let t = self.token[n as usize];
+            let t = self.token(n);
             if t != NONE {
                 best = t;
             }
@@ -196,7 +226,7 @@ impl Backtracker {
     /// The valid token spelled by trie node `n`, or [`NONE`].
     #[inline]
     pub(crate) fn node_token(&self, n: u32) -> u32 {
-        self.trie.token[n as usize]
+        self.trie.token(n)
     }
 
     /// Whether trie node `n` spells an ordinary token (valid or not).
@@ -227,14 +257,13 @@ impl Backtracker {
         let Symbols::Bytes(byte_ids) = &model.symbols else { return None };
         let n = tokens.len();
         let mut bt = Backtracker {
-            split: vec![(NONE, NONE); n],
-            created: vec![0u32; n],
+            split: vec![Meta { left: NONE, right: NONE, created: 0 }; n],
             next_prefix: Vec::new(),
             pairs: PairTable::default(),
             trie: Trie::default(),
         };
         for &id in byte_ids.iter() {
-            bt.split[id as usize] = (id, id);
+            bt.split[id as usize] = Meta { left: id, right: id, created: 0 };
         }
         let ordinary = |id: u32| {
             tokens.kind(id) == Kind::Normal
@@ -243,7 +272,7 @@ impl Backtracker {
         };
         let mut ordinary_ids: Vec<u32> = byte_ids.to_vec();
         ordinary_ids.extend((0..n as u32).filter(|&id| ordinary(id)));
-        let mut all = Trie::build(tokens, &ordinary_ids);
+        let mut all = Trie::build(tokens, &ordinary_ids)?;
         // Canonical splits in merge-priority order: a token's parts are
         // known before it, and `reaches` (BPE of the parts' bytes gets to the
         // two parts) needs only tables of lower priority.
@@ -269,8 +298,8 @@ impl Backtracker {
                         false
                     });
                     if let Some(split) = found {
-                        bt.split[id as usize] = split;
-                        bt.created[id as usize] = id.checked_add(1)?;
+                        bt.split[id as usize] =
+                            Meta { left: split.0, right: split.1, created: id.checked_add(1)? };
                     }
                 }
             }
@@ -286,8 +315,8 @@ impl Backtracker {
                     }
                     let t = tokens.bytes(res);
                     if bt.walk(model, tokens, t, tokens.token_len(l), l, r, true) {
-                        bt.split[res as usize] = (l, r);
-                        bt.created[res as usize] = prio.checked_add(1)?;
+                        bt.split[res as usize] =
+                            Meta { left: l, right: r, created: prio.checked_add(1)? };
                     }
                 }
             }
@@ -307,9 +336,9 @@ impl Backtracker {
             }
         }
         // The trie keeps only valid tokens.
-        for t in all.token.iter_mut() {
-            if *t != NONE && !bt.is_valid(*t) {
-                *t = NONE;
+        for node in all.nodes.iter_mut() {
+            if node.1 != NONE && !bt.is_valid(node.1) {
+                node.1 = NONE;
             }
         }
         let mut next_prefix = vec![NONE; n];
@@ -360,18 +389,18 @@ impl Backtracker {
                 let bytes = &piece[boundary - tokens.token_len(x)..boundary + tokens.token_len(y)];
                 let t = model.map.get(tokens, bytes)?;
                 // Only valid tokens ever form (see DESIGN.md).
-                (self.split[t as usize].0 != NONE).then_some(t + 1)
+                (self.split[t as usize].left != NONE).then_some(t + 1)
             }
             Rules::Pairs(table) => {
                 let &(prio, res) = table.get(&key(x, y))?;
-                (self.split[res as usize].0 != NONE).then_some(prio + 1)
+                (self.split[res as usize].left != NONE).then_some(prio + 1)
             }
         }
     }
 
     #[inline]
     pub(crate) fn is_valid(&self, t: u32) -> bool {
-        self.split[t as usize].0 != NONE
+        self.split[t as usize].left != NONE
     }
 
     /// Whether BPE of `bytes(a) ++ bytes(b)` is `[a, b]` (both valid), where
@@ -417,7 +446,8 @@ impl Backtracker {
                     return false;
                 }
             }
-            let (cx, cy) = (self.created[x as usize], self.created[y as usize]);
+            let (mx, my) = (self.split[x as usize], self.split[y as usize]);
+            let (cx, cy) = (mx.created, my.created);
             if cx == 0 && cy == 0 {
                 return true;
             }
@@ -425,10 +455,10 @@ impl Backtracker {
             // one happened later (leftmost merges first).
             if cx > cy {
                 end_x = cx;
-                x = self.split[x as usize].1;
+                x = mx.right;
             } else {
                 end_y = cy;
-                y = self.split[y as usize].0;
+                y = my.left;
             }
         }
     }
@@ -472,14 +502,11 @@ impl Backtracker {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.split.capacity() * 8
-            + self.created.capacity() * 4
+        self.split.capacity() * 12
             + self.next_prefix.capacity() * 4
-            + self.pairs.keys.capacity() * 12
-            + self.trie.first.capacity() * 4
-            + self.trie.child_label.capacity()
-            + self.trie.child_node.capacity() * 4
-            + self.trie.token.capacity() * 4
+            + self.pairs.slots.capacity() * 12
+            + self.trie.nodes.capacity() * 8
+            + self.trie.edges.capacity() * 4
             + self.trie.level2.capacity() * 4
             + self.trie.word.capacity() * 8
     }
@@ -490,9 +517,10 @@ impl Backtracker {
 #[derive(Debug, Default)]
 struct PairTable {
     /// `u64::MAX` marks an empty slot; the length is a power of two.
-    keys: Vec<u64>,
-    vals: Vec<u32>,
-    /// `64 - log2(keys.len())`.
+    /// `[key >> 32, key as u32, value]` per slot (12 bytes, one cache line
+    /// per probe).
+    slots: Vec<[u32; 3]>,
+    /// `64 - log2(slots.len())`.
     shift: u32,
 }
 
@@ -500,24 +528,28 @@ impl PairTable {
     fn new(entries: &[(u64, u32)]) -> PairTable {
         let size = (entries.len() * 3 / 2 + 2).next_power_of_two();
         let mut t = PairTable {
-            keys: vec![u64::MAX; size],
-            vals: vec![0; size],
+            slots: vec![[u32::MAX, u32::MAX, 0]; size],
             shift: 64 - size.trailing_zeros(),
         };
         for &(k, v) in entries {
             let mut i = t.slot(k);
-            while t.keys[i] != u64::MAX && t.keys[i] != k {
+            while t.key(i) != u64::MAX && t.key(i) != k {
                 i = (i + 1) & (size - 1);
             }
-            t.keys[i] = k;
-            t.vals[i] = v;
+            t.slots[i] = [(k >> 32) as u32, k as u32, v];
         }
         t
     }
 
     #[inline]
+    fn key(&self, i: usize) -> u64 {
+        let [hi, lo, _] = self.slots[i];
+        (u64::from(hi) << 32) | u64::from(lo)
+    }
+
+    #[inline]
     fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.slots.is_empty()
     }
 
     #[inline]
@@ -527,12 +559,12 @@ impl PairTable {
 
     #[inline]
     fn get(&self, k: u64) -> Option<u32> {
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut i = self.slot(k);
         loop {
-            let s = self.keys[i];
+            let s = self.key(i);
             if s == k {
-                return Some(self.vals[i]);
+                return Some(self.slots[i][2]);
             }
             if s == u64::MAX {
                 return None;

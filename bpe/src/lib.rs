@@ -42,10 +42,25 @@
 //! [`Tokenizer::count_till_limit`] (exact, stops early),
 //! [`Tokenizer::split_at_tokens`] (the longest char-boundary prefix with at
 //! most `n` tokens, exact), [`Tokenizer::chunks`] (consecutive chunks of at
-//! most `n` tokens, optionally cut after newlines or whitespace), and
-//! [`AppendingEncoder`] (the exact tokens of a growing text, re-encoding only
-//! the tail after the last safe piece boundary). Interval counting and a
-//! prependable encoder are not implemented yet.
+//! most `n` tokens, optionally cut after newlines or whitespace),
+//! [`AppendingEncoder`] and [`PrependableEncoder`] (the exact tokens of a
+//! text growing at the end or at the front, re-encoding only the open piece:
+//! the word being typed), and [`IntervalEncoding`] (the count of any range of
+//! a preprocessed text in a few lookups, long whitespace runs included).
+//! All of them equal [`Tokenizer::encode`] / [`Tokenizer::count`] of the
+//! text in question (property-tested); `DESIGN.md` says why.
+//!
+//! ```
+//! let tok = bpe::Tokenizer::o200k_base();
+//! let text = format!("A title.{}Some prose after a run of spaces.", " ".repeat(10_000));
+//! let iv = bpe::IntervalEncoding::new(&tok, &text);
+//! assert_eq!(iv.count(3..9_000), tok.count(&text[3..9_000]));
+//!
+//! let mut enc = bpe::AppendingEncoder::new(&tok);
+//! enc.push("Hello, wor");
+//! enc.push("ld!");
+//! assert_eq!(enc.count(), tok.count("Hello, world!"));
+//! ```
 //!
 //! # Complexity
 //! `n` = input bytes, `L` = longest token (bytes). Encoding and counting are
@@ -53,17 +68,24 @@
 //! GPT-2's and Qwen's vocabularies), `O(n log n)` with the priority-queue
 //! fallback (SentencePiece-style vocabularies, and Llama-3, whose merge
 //! priorities are not monotone; [`Tokenizer::has_linear_encoder`] tells).
-//! Loading is linear in the file size. `split_at_tokens` and the appending
-//! encoder re-encode the last pieces; inside one huge piece (a megabyte of
-//! spaces) that costs the piece's length per candidate or per append.
+//! Loading is linear in the file size. `split_at_tokens` re-encodes the
+//! last pieces; inside one huge piece (a megabyte of spaces) that costs the
+//! piece's length per candidate. The incremental encoders cost `O(1)`
+//! amortized per appended or prepended byte plus the open word when read;
+//! inside one huge open piece each settling re-scans it. Interval counting:
+//! `O(n)` preprocessing (long pieces: a table step per byte), then a few
+//! lookups per range, whitespace runs of any length included.
 //!
 //! # Memory
 //! Token bytes in one buffer plus a 4-byte-per-slot hash table (about 6 MB
 //! for o200k); the backtracking tables (trie, canonical splits, next-prefix
 //! table) are built on the first piece longer than 16 bytes.
+//! [`IntervalEncoding`] keeps 12 bytes per text byte plus 12 per piece.
 //!
 //! # Panics
-//! None on any input. [`Tokenizer::o200k_base`] and
+//! None on any input, except [`IntervalEncoding::count`] on a range that is
+//! out of bounds or not on char boundaries (like slicing a `str`;
+//! [`IntervalEncoding::try_count`] returns `None`). [`Tokenizer::o200k_base`] and
 //! [`Tokenizer::cl100k_base`] would panic only if the embedded files were
 //! corrupt; a test loads them.
 //!

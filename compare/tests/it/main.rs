@@ -5,4 +5,5 @@
 mod bpe;
 mod frontends;
 mod mask;
+mod maskbench;
 mod toktrie;

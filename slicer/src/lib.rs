@@ -183,6 +183,10 @@ pub struct Slice {
     probe: ProbeRegex,
     trie: TokTrie,
     mask: TokenSet,
+    /// Bit `k` (for `k < 64`, `k` not this slice) is set when every word of
+    /// slice `k`'s regex is a word of this slice's: proving this slice
+    /// proves slice `k`.
+    covers: u64,
 }
 
 impl Slice {
@@ -204,6 +208,13 @@ impl Slice {
     /// The slice's tokens.
     pub fn mask(&self) -> &TokenSet {
         &self.mask
+    }
+
+    /// The slices (bit `k` for slice `k < 64`) whose regexes match only
+    /// words this slice's regex matches: when this slice is proven, so are
+    /// they, without asking the lexer.
+    pub fn covers(&self) -> u64 {
+        self.covers
     }
 }
 
@@ -250,10 +261,20 @@ impl Slicer {
                 leftover_mask.remove(id);
             }
         }
+        let mut covers = vec![0u64; probes.len()];
+        for (i, c) in covers.iter_mut().enumerate().take(64) {
+            for k in (0..probes.len().min(64)).filter(|&k| k != i) {
+                if probes[k].is_subset_of(&probes[i], config.fuel) == Some(true) {
+                    *c |= 1 << k;
+                }
+            }
+        }
         let mut slices = Vec::with_capacity(probes.len());
-        for ((spec, probe), mask) in config.slices.iter().zip(probes).zip(masks) {
+        for (((spec, probe), mask), covers) in
+            config.slices.iter().zip(probes).zip(masks).zip(covers)
+        {
             let sub = trie.subset(&mask).map_err(SlicerError::Trie)?;
-            slices.push(Slice { spec: spec.clone(), probe, trie: sub, mask });
+            slices.push(Slice { spec: spec.clone(), probe, trie: sub, mask, covers });
         }
         let leftover = trie.subset(&leftover_mask).map_err(SlicerError::Trie)?;
         // Only the ordinary tokens the leftover trie can reach (not holes).
@@ -367,6 +388,9 @@ mod tests {
         assert_eq!(s.slices()[1].trie().token_id(b"abc"), Some(TokenId(0)));
         assert_eq!(s.slices()[1].trie().token_id(b"\""), None);
         assert!(s.fits(&t));
+        // `{1,10}` and `{1,30}` words are words of `+`; whitespace is apart.
+        let covers: Vec<u64> = s.slices().iter().map(Slice::covers).collect();
+        assert_eq!(covers, [0, 0, 0b10, 0b110]);
         assert!(s.memory_bytes() > 0);
     }
 

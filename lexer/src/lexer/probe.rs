@@ -10,7 +10,7 @@
 //! are exactly the words of the probe the lexer reasons about.
 
 use derivre::ExprRef;
-use derivre::raw::{DerivCache, ExprSet};
+use derivre::raw::{DerivCache, ExprSet, RelevanceCache};
 use regex_syntax::hir::{Class, Hir, HirKind};
 use regex_syntax::utf8::Utf8Sequences;
 use rustc_hash::FxHashMap;
@@ -83,10 +83,27 @@ impl ProbeRegex {
         &self.pattern
     }
 
+    /// Whether every word of `self` is a word of `other`: `Some(answer)`,
+    /// or `None` when `fuel` (derivre relevance steps) runs out.
+    pub fn is_subset_of(&self, other: &ProbeRegex, fuel: u64) -> Option<bool> {
+        let mut exprs = ExprSet::new(256);
+        let a = translate(&mut exprs, &self.hir, &mut Vec::new());
+        let b = translate(&mut exprs, &other.hir, &mut Vec::new());
+        let not_b = exprs.mk_not(b);
+        let diff = exprs.mk_and(&mut vec![a, not_b]);
+        let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            RelevanceCache::new().is_non_empty_limited(&mut exprs, diff, fuel)
+        }));
+        match step {
+            Ok(Ok(non_empty)) => Some(!non_empty),
+            _ => None,
+        }
+    }
+
     /// A matcher for whole byte strings (token bytes).
     pub fn matcher(&self) -> ProbeMatcher {
         let mut exprs = ExprSet::new(256);
-        let root = translate(&mut exprs, &self.hir);
+        let root = translate(&mut exprs, &self.hir, &mut Vec::new());
         ProbeMatcher { exprs, deriv: DerivCache::new(), root }
     }
 }
@@ -134,6 +151,15 @@ pub struct ProbeId(u32);
 pub(super) struct Probes {
     /// `(pattern, expression in the lexer's set)`, indexed by [`ProbeId`].
     exprs: Vec<(String, ExprRef)>,
+    /// Per probe, one byte of each class of the partition that refines both
+    /// the lexer's byte classes and the probe's byte sets: bytes of one
+    /// class have the same derivatives in the probe and in every lexeme.
+    reps: Vec<Vec<u8>>,
+    /// (probe derivative, lexeme derivative) pairs from which every prefix
+    /// of every word of the probe keeps the lexeme alive: the pairs of
+    /// successful explorations (each reached pair was checked with all its
+    /// successors), so that later explorations stop there.
+    proven_pairs: rustc_hash::FxHashSet<(ExprRef, ExprRef)>,
     /// `(dense state index, probe)` to the answer of
     /// [`Lexer::state_contains_prefixes`]; answers never change, since
     /// states and expressions are immutable once interned.
@@ -148,8 +174,19 @@ impl Lexer {
         if let Some(i) = self.probes.exprs.iter().position(|(p, _)| *p == probe.pattern) {
             return ProbeId(i as u32);
         }
-        let e = translate(&mut self.exprs, &probe.hir);
+        let mut ranges = Vec::new();
+        let e = translate(&mut self.exprs, &probe.hir, &mut ranges);
         self.probes.exprs.push((probe.pattern.clone(), e));
+        // A byte's probe class: which translated byte ranges contain it.
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut reps = Vec::new();
+        for b in 0..=255u8 {
+            let in_ranges: Vec<bool> = ranges.iter().map(|&(lo, hi)| lo <= b && b <= hi).collect();
+            if seen.insert((self.classes.class(b), in_ranges)) {
+                reps.push(b);
+            }
+        }
+        self.probes.reps.push(reps);
         ProbeId(self.probes.exprs.len() as u32 - 1)
     }
 
@@ -180,12 +217,18 @@ impl Lexer {
         if let Some(&a) = self.probes.answers.get(&key) {
             return a;
         }
-        let answer = self.contains_uncached(state, small, fuel);
+        let answer = self.contains_uncached(state, small, probe.0 as usize, fuel);
         self.probes.answers.insert(key, answer);
         answer
     }
 
-    fn contains_uncached(&mut self, state: StateId, small: ExprRef, fuel: u64) -> Option<bool> {
+    fn contains_uncached(
+        &mut self,
+        state: StateId,
+        small: ExprRef,
+        probe: usize,
+        fuel: u64,
+    ) -> Option<bool> {
         if state.is_dead() || small == ExprRef::NO_MATCH || self.error.is_some() {
             return Some(false);
         }
@@ -203,8 +246,23 @@ impl Lexer {
             }
             let big = ExprRef::new(p[1]);
             let (exprs, deriv, relevance) = (&mut self.exprs, &mut self.deriv, &mut self.relevance);
+            let (reps, proven) = (&self.probes.reps[probe], &mut self.probes.proven_pairs);
             let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                relevance.is_contained_in_prefixes(exprs, deriv, small, big, fuel, true)
+                // derivre's check first (cheap, shape-based); when it finds
+                // no proof, explore the pairs of derivatives.
+                match relevance
+                    .is_contained_in_prefixes(exprs, deriv, small, big, fuel, true)
+                    .map_err(|_| ())
+                {
+                    // Only intersections (JSON keys other than the known
+                    // names) are worth exploring: derivre answers repeats,
+                    // and exploring a lexeme that changes state on every
+                    // byte (`maxLength`) cost 15 ms a mask (DESIGN.md).
+                    Ok(false) if is_and(exprs, big) => {
+                        explore(exprs, deriv, relevance, (small, big), reps, proven, fuel)
+                    }
+                    r => r,
+                }
             }));
             match step {
                 Ok(Ok(true)) => return Some(true),
@@ -224,6 +282,77 @@ impl Lexer {
     }
 }
 
+/// The most (probe derivative, lexeme derivative) pairs one exploration
+/// visits before giving up ("not proven").
+const MAX_PAIRS: usize = 256;
+
+/// Whether every non-empty prefix `u` of every word of `small` leaves
+/// `big`'s derivative by `u` non-empty, by exploring the pairs
+/// `(small_u, big_u)` depth first over one byte per class (`reps`),
+/// stopping at pairs already `proven` (and adding its own on success).
+/// `Ok(false)`: some prefix kills `big` (or the pairs exceeded
+/// [`MAX_PAIRS`]: not proven either way); `Err`: an emptiness check ran out
+/// of fuel.
+///
+/// Sound because every prefix of a word of `small` is reached (a byte whose
+/// probe derivative is `NO_MATCH` starts no word, and bytes of one class have
+/// equal derivatives on both sides), and each reached `big_u` is checked.
+fn explore(
+    exprs: &mut ExprSet,
+    deriv: &mut DerivCache,
+    relevance: &mut RelevanceCache,
+    start: (ExprRef, ExprRef),
+    reps: &[u8],
+    proven: &mut rustc_hash::FxHashSet<(ExprRef, ExprRef)>,
+    fuel: u64,
+) -> Result<bool, ()> {
+    if proven.contains(&start) {
+        return Ok(true);
+    }
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut stack = vec![start];
+    seen.insert(start);
+    // One budget for the whole exploration: a tenth of `fuel` derivre cost
+    // units (expression nodes built and visited). A failed exploration is
+    // paid again at every new state (each byte of a known key makes one);
+    // at the full `fuel` the worst masks took 90 ms on MaskBench.
+    let cost_limit = exprs.cost().saturating_add(fuel / 10);
+    while let Some((r, d)) = stack.pop() {
+        for &b in reps {
+            let r2 = deriv.derivative(exprs, r, b);
+            if r2 == ExprRef::NO_MATCH {
+                continue;
+            }
+            let d2 = deriv.derivative(exprs, d, b);
+            if d2 == ExprRef::NO_MATCH {
+                return Ok(false);
+            }
+            if !exprs.is_positive(d2)
+                && !relevance.is_non_empty_limited(exprs, d2, fuel).map_err(|_| ())?
+            {
+                return Ok(false);
+            }
+            if exprs.cost() > cost_limit {
+                return Ok(false);
+            }
+            if !proven.contains(&(r2, d2)) && seen.insert((r2, d2)) {
+                if seen.len() > MAX_PAIRS {
+                    return Ok(false);
+                }
+                stack.push((r2, d2));
+            }
+        }
+    }
+    proven.extend(seen);
+    Ok(true)
+}
+
+/// Whether `e` is an intersection. derivre does not export its tag type,
+/// so the tag is compared by name.
+fn is_and(exprs: &ExprSet, e: ExprRef) -> bool {
+    format!("{:?}", exprs.get_tag(e)) == "And"
+}
+
 fn has_look(h: &Hir) -> bool {
     match h.kind() {
         HirKind::Look(_) => true,
@@ -234,7 +363,8 @@ fn has_look(h: &Hir) -> bool {
     }
 }
 
-fn byte_set(exprs: &mut ExprSet, lo: u8, hi: u8) -> ExprRef {
+fn byte_set(exprs: &mut ExprSet, lo: u8, hi: u8, ranges: &mut Vec<(u8, u8)>) -> ExprRef {
+    ranges.push((lo, hi));
     let mut set = [0u32; SET_WORDS];
     for b in lo..=hi {
         set[b as usize / 32] |= 1 << (b % 32);
@@ -243,16 +373,21 @@ fn byte_set(exprs: &mut ExprSet, lo: u8, hi: u8) -> ExprRef {
 }
 
 /// The derivre expression of `h` in `exprs` (recursion bounded by
-/// regex-syntax's nesting limit).
-fn translate(exprs: &mut ExprSet, h: &Hir) -> ExprRef {
+/// regex-syntax's nesting limit); every byte range it tests is pushed on
+/// `ranges`.
+fn translate(exprs: &mut ExprSet, h: &Hir, ranges: &mut Vec<(u8, u8)>) -> ExprRef {
     match h.kind() {
         HirKind::Empty => ExprRef::EMPTY_STRING,
         // Refused by `ProbeRegex::new`; never reached.
         HirKind::Look(_) => ExprRef::NO_MATCH,
-        HirKind::Literal(lit) => exprs.mk_byte_literal(&lit.0),
+        HirKind::Literal(lit) => {
+            ranges.extend(lit.0.iter().map(|&b| (b, b)));
+            exprs.mk_byte_literal(&lit.0)
+        }
         HirKind::Class(Class::Bytes(c)) => {
             let mut set = [0u32; SET_WORDS];
             for r in c.ranges() {
+                ranges.push((r.start(), r.end()));
                 for b in r.start()..=r.end() {
                     set[b as usize / 32] |= 1 << (b % 32);
                 }
@@ -263,24 +398,27 @@ fn translate(exprs: &mut ExprSet, h: &Hir) -> ExprRef {
             let mut alts = Vec::new();
             for r in c.ranges() {
                 for seq in Utf8Sequences::new(r.start(), r.end()) {
-                    let parts: Vec<ExprRef> =
-                        seq.as_slice().iter().map(|br| byte_set(exprs, br.start, br.end)).collect();
+                    let parts: Vec<ExprRef> = seq
+                        .as_slice()
+                        .iter()
+                        .map(|br| byte_set(exprs, br.start, br.end, ranges))
+                        .collect();
                     alts.push(exprs.mk_concat_vec(&parts));
                 }
             }
             exprs.mk_or(&mut alts)
         }
         HirKind::Repetition(r) => {
-            let e = translate(exprs, &r.sub);
+            let e = translate(exprs, &r.sub, ranges);
             exprs.mk_repeat(e, r.min, r.max.unwrap_or(u32::MAX))
         }
-        HirKind::Capture(c) => translate(exprs, &c.sub),
+        HirKind::Capture(c) => translate(exprs, &c.sub, ranges),
         HirKind::Concat(v) => {
-            let parts: Vec<ExprRef> = v.iter().map(|x| translate(exprs, x)).collect();
+            let parts: Vec<ExprRef> = v.iter().map(|x| translate(exprs, x, ranges)).collect();
             exprs.mk_concat_vec(&parts)
         }
         HirKind::Alternation(v) => {
-            let mut alts: Vec<ExprRef> = v.iter().map(|x| translate(exprs, x)).collect();
+            let mut alts: Vec<ExprRef> = v.iter().map(|x| translate(exprs, x, ranges)).collect();
             exprs.mk_or(&mut alts)
         }
     }

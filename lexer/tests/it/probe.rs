@@ -143,3 +143,48 @@ fn bad_probes_are_errors() {
     assert!(ProbeRegex::new("^a").unwrap_err().to_string().contains("look-around"));
     assert!(ProbeRegex::new("a\\b").is_err());
 }
+
+/// The key lexeme of an object with extra keys: JSON strings other than
+/// the known names. derivre's shape-based check does not see through the
+/// intersection; the exploration proves it.
+#[test]
+fn keys_other_than_known_names() {
+    use derivre::JsonQuoteOptions;
+    let names = RegexAst::Or(vec![
+        RegexAst::Literal("revision_id".into()),
+        RegexAst::Literal("parent_id".into()),
+    ]);
+    let any = || RegexAst::Regex("(?s:.*)".into());
+    let content = RegexAst::And(vec![any(), RegexAst::Not(Box::new(names))]);
+    let key = RegexAst::And(vec![
+        RegexAst::JsonQuote(Box::new(content), JsonQuoteOptions::regular()),
+        RegexAst::JsonQuote(Box::new(any()), JsonQuoteOptions::regular()),
+    ]);
+    let mut spec = LexerSpec::new();
+    spec.add(LexemeSpec::new("key", key));
+    let mut lexer = Lexer::new(&spec, LexerLimits::default()).unwrap();
+    let mut all = LexemeSet::default();
+    all.insert(lexer::LexemeId(0));
+    let start = lexer.start_state(&all);
+    let inside = lexer.next(start, b'"');
+    // (A tenth of the fuel bounds the exploration as a whole.)
+    // The unbounded slice is proven (its derivatives are few); the bounded
+    // ones may exhaust the exploration budget, but are never wrongly proven
+    // (callers infer them from the unbounded one: `slicer::Slice::covers`).
+    let plus = ProbeRegex::new(r#"[^"\\\x00-\x1F\x7F]+"#).unwrap();
+    let id = lexer.add_probe(&plus);
+    assert_eq!(lexer.state_contains_prefixes(inside, id, 1_000_000), Some(true));
+    assert!(brute_contains(&mut lexer, inside, &plus));
+    for p in [r#"[^"\\\x00-\x1F\x7F]{1,10}"#, r#"[^"\\\x00-\x1F\x7F]{1,30}"#] {
+        let probe = ProbeRegex::new(p).unwrap();
+        let id = lexer.add_probe(&probe);
+        if lexer.state_contains_prefixes(inside, id, 1_000_000) == Some(true) {
+            assert!(brute_contains(&mut lexer, inside, &probe));
+        }
+    }
+    // Not proven where a word can kill the lexeme: the known name itself
+    // followed by its closing quote is excluded, but a probe that stops
+    // inside it is fine; a probe containing the quote is not.
+    let id = lexer.add_probe(&ProbeRegex::new(r#"[a-z"]{1,3}"#).unwrap());
+    assert_ne!(lexer.state_contains_prefixes(inside, id, 1_000_000), Some(true));
+}

@@ -71,6 +71,7 @@ fn walk(
         let mut total = slicer.1.get();
         total.masks += s.masks;
         total.masks_sliced += s.masks_sliced;
+        total.masks_partial += s.masks_partial;
         slicer.1.set(total);
     }
     accepted
@@ -182,6 +183,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
             "memory_bytes": s.memory_bytes(),
             "masks": slicing.1.get().masks,
             "masks_sliced": slicing.1.get().masks_sliced,
+            "masks_partial": slicing.1.get().masks_partial,
         })),
     });
     if let Some(f) = &forced {

@@ -25,6 +25,9 @@ pub struct SlicerStats {
     pub masks: u64,
     /// Masks where at least one slice was answered from its precomputed mask.
     pub masks_sliced: u64,
+    /// Masks where some slices but not all were answered from their masks
+    /// (the others walked).
+    pub masks_partial: u64,
     /// Slices answered from their precomputed masks, over all masks.
     pub slices_proven: u64,
     /// Slices whose sub-trie was walked, over all masks (the leftover
@@ -77,9 +80,14 @@ impl Matcher {
         {
             let fuel = hook.slicer.fuel();
             let (state, lexer) = self.parser.lexer_state_mut();
-            for (i, &probe) in hook.probes.iter().enumerate().take(64) {
-                if lexer.state_contains_prefixes(state, probe, fuel) == Some(true) {
-                    proven |= 1 << i;
+            // The widest slices come last in the usual orders (`{1,10}`,
+            // `{1,30}`, `+`): asking from the end lets one proof of `+`
+            // settle the slices it covers without asking about them.
+            for (i, &probe) in hook.probes.iter().enumerate().take(64).rev() {
+                if proven & (1 << i) == 0
+                    && lexer.state_contains_prefixes(state, probe, fuel) == Some(true)
+                {
+                    proven |= (1 << i) | slices[i].covers();
                 }
             }
         }
@@ -104,6 +112,7 @@ impl Matcher {
         let n = proven.count_ones() as u64;
         hook.stats.masks += 1;
         hook.stats.masks_sliced += (n > 0) as u64;
+        hook.stats.masks_partial += (n > 0 && n < slices.len() as u64) as u64;
         hook.stats.slices_proven += n;
         hook.stats.slices_walked += slices.len() as u64 - n;
         true

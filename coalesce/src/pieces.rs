@@ -48,19 +48,24 @@ pub(crate) fn final_boundaries(pattern: Pattern, text: &str, out: &mut Vec<usize
         if e >= text.len() {
             break; // rule 1: a character must follow
         }
-        let rest = &text[e..];
-        if !rest.chars().any(|c| !c.is_whitespace()) {
-            break; // rule 2: the whitespace run must end inside the text
+        // Rule 2: a piece starting with whitespace was chosen after the
+        // whitespace alternatives scanned the run: it must end inside.
+        let first = text[s..].chars().next().unwrap_or(' ');
+        if first.is_whitespace() && !text[s..].chars().any(|c| !c.is_whitespace()) {
+            break;
         }
         // Rule 4: the letter run the word alternatives may backtrack over,
         // from `s` or after an optional first character, must end inside.
-        let first_len = text[s..].chars().next().map_or(0, char::len_utf8);
-        let r = word_run_end(text, s).max(word_run_end(text, s + first_len));
-        if r >= text.len() {
+        // ASCII letters are upper or lower case, never both, so over them
+        // the match ends one character past `e` without backtracking.
+        let r = word_run_end(text, s).max(word_run_end(text, s + first.len_utf8()));
+        let ascii_run = text[s..r].is_ascii();
+        if r >= text.len() && !ascii_run {
             break;
         }
-        let next_len = text[e.max(r)..].chars().next().map_or(0, char::len_utf8);
-        if let Some(a) = text[s..e.max(r) + next_len].rfind('\'') {
+        let upto = if ascii_run { e } else { e.max(r) };
+        let next_len = text[upto..].chars().next().map_or(0, char::len_utf8);
+        if let Some(a) = text[s..upto + next_len].rfind('\'') {
             if text[s + a..].chars().nth(2).is_none() {
                 break; // rule 3: a contraction could still match
             }

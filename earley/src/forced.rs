@@ -8,7 +8,10 @@
 //! may come, that byte is forced; push it and repeat. Everything pushed is
 //! popped again, so the parser ends where it started.
 //!
-//! The allowed bytes are found per lexer byte class, not per byte: bytes of
+//! Inside a lexeme that cannot end yet, the lexer's structural analysis of
+//! the live derivatives usually names the one allowed byte directly
+//! (`lexer::Lexer::forced_byte`, no transition computed). Otherwise the
+//! allowed bytes are found per lexer byte class, not per byte: bytes of
 //! one class lead every lexer state to the same successor, and the parser
 //! sees bytes only through the lexer, so one representative per class
 //! answers for the whole class. A class of two or more bytes that is allowed
@@ -96,8 +99,12 @@ pub struct ForcedBytes {
     pub bytes: Vec<u8>,
     /// Why they end.
     pub stop: ForcedStop,
-    /// The bytes allowed after `bytes`.
+    /// The bytes allowed after `bytes` (all of them when `next_complete`).
     pub next: ByteSet,
+    /// Whether `next` is every allowed byte ([`Parser::forced_bytes`]) or
+    /// only those found before the answer was known
+    /// ([`Parser::forced_bytes_quick`]).
+    pub next_complete: bool,
     /// Whether the text followed by `bytes` is a sentence (EOS allowed).
     pub accepting: bool,
     /// Whether a special token may follow `bytes`.
@@ -132,29 +139,65 @@ impl Parser {
     /// A limit exceeded while exploring (the parser then stays in that
     /// error, as after any mask computation).
     pub fn forced_bytes(&mut self, max_bytes: usize) -> Result<ForcedBytes, ParseError> {
-        self.check()?;
-        let reps = class_representatives(self.lexer());
-        let mut bytes = Vec::new();
-        let result = self.forced_loop(&reps, max_bytes, &mut bytes);
-        self.pop_bytes(bytes.len());
-        let (stop, next, accepting, special) = result?;
-        Ok(ForcedBytes { bytes, stop, next, accepting, special })
+        self.forced_bytes_with(max_bytes, true)
     }
 
+    /// Like [`forced_bytes`](Parser::forced_bytes), but stops looking at
+    /// byte classes as soon as the answer is known: `next` is then only
+    /// the allowed bytes found so far ([`ForcedBytes::next_complete`] is
+    /// `false`). Cheaper where nothing is forced, the common case.
+    ///
+    /// # Errors
+    /// As [`forced_bytes`](Parser::forced_bytes).
+    pub fn forced_bytes_quick(&mut self, max_bytes: usize) -> Result<ForcedBytes, ParseError> {
+        self.forced_bytes_with(max_bytes, false)
+    }
+
+    fn forced_bytes_with(&mut self, max: usize, complete: bool) -> Result<ForcedBytes, ParseError> {
+        self.check()?;
+        let mut bytes = Vec::new();
+        let result = self.forced_loop(max, complete, &mut bytes);
+        self.pop_bytes(bytes.len());
+        let (stop, next, accepting, special, next_complete) = result?;
+        Ok(ForcedBytes { bytes, stop, next, next_complete, accepting, special })
+    }
+
+    #[allow(clippy::type_complexity)]
     fn forced_loop(
         &mut self,
-        reps: &[(u8, bool)],
         max_bytes: usize,
+        complete: bool,
         bytes: &mut Vec<u8>,
-    ) -> Result<(ForcedStop, ByteSet, bool, bool), ParseError> {
+    ) -> Result<(ForcedStop, ByteSet, bool, bool, bool), ParseError> {
+        // One representative per lexer byte class, computed when first needed.
+        let mut reps: Vec<(u8, bool)> = Vec::new();
         loop {
             let accepting = self.is_accepting()?;
             let special = self.any_special_allowed();
+            if !accepting && !special && bytes.len() < max_bytes {
+                // Fast path inside a lexeme that cannot end here: the
+                // lexer's structural analysis names the one byte allowed
+                // without computing a transition per class.
+                let (state, lexer) = self.lexer_state_mut();
+                if let Some(b) = lexer.forced_byte(state) {
+                    if self.try_consume_byte(b)? {
+                        bytes.push(b);
+                        continue;
+                    }
+                }
+            }
             let mut next = ByteSet::EMPTY;
+            if !complete && (accepting || special) {
+                let stop = if accepting { ForcedStop::Accepting } else { ForcedStop::Special };
+                return Ok((stop, next, accepting, special, false));
+            }
             // The single allowed byte so far, if its class has one byte.
             let mut only: Option<u8> = None;
             let mut allowed_classes = 0;
-            for &(rep, single) in reps {
+            if reps.is_empty() {
+                reps = class_representatives(self.lexer());
+            }
+            for &(rep, single) in &reps {
                 if !self.try_consume_byte(rep)? {
                     continue;
                 }
@@ -172,6 +215,9 @@ impl Parser {
                     }
                     only = None;
                 }
+                if !complete && (allowed_classes > 1 || only.is_none()) {
+                    return Ok((ForcedStop::Branch, next, accepting, special, false));
+                }
             }
             let stop = if accepting {
                 Some(ForcedStop::Accepting)
@@ -187,12 +233,14 @@ impl Parser {
                 None
             };
             if let Some(stop) = stop {
-                return Ok((stop, next, accepting, special));
+                return Ok((stop, next, accepting, special, true));
             }
-            let Some(b) = only else { return Ok((ForcedStop::Branch, next, accepting, special)) };
+            let Some(b) = only else {
+                return Ok((ForcedStop::Branch, next, accepting, special, true));
+            };
             if !self.try_consume_byte(b)? {
                 // Cannot happen (the byte was just accepted); stop safely.
-                return Ok((ForcedStop::Dead, next, accepting, special));
+                return Ok((ForcedStop::Dead, next, accepting, special, true));
             }
             bytes.push(b);
         }

@@ -1,8 +1,8 @@
 //! The lexer: states are sets of live (lexeme, derivative) pairs, cached in a
 //! flat (state × byte class) transition table.
 
-use derivre::raw::{DerivCache, ExprSet, RelevanceCache};
-use derivre::{ExprRef, RegexBuilder};
+use derivre::raw::{DerivCache, ExprSet, NextByteCache, RelevanceCache};
+use derivre::{ExprRef, NextByte, RegexBuilder};
 use rustc_hash::FxHashMap;
 
 use crate::byteclass::ByteClasses;
@@ -375,6 +375,26 @@ impl Lexer {
     /// The lexemes still alive in `state`, in increasing id order.
     pub fn live_lexemes(&self, state: StateId) -> impl Iterator<Item = LexemeId> + '_ {
         self.state_pairs[self.dense(state)].chunks_exact(2).map(|p| LexemeId(p[0]))
+    }
+
+    /// The one byte every live lexeme of `state` must continue with, when
+    /// no lexeme matches here (the lexeme cannot end) and each live
+    /// derivative forces that same byte (derivre's structural `NextByte`
+    /// analysis: no transition is computed). `None` when unsure; callers
+    /// then try the byte classes.
+    pub fn forced_byte(&self, state: StateId) -> Option<u8> {
+        if state.is_dead() || self.accepting(state).is_some() {
+            return None;
+        }
+        let mut cache = NextByteCache::new();
+        let mut forced = None;
+        for pair in self.state_pairs[self.dense(state)].chunks_exact(2) {
+            match cache.next_byte(&self.exprs, ExprRef::new(pair[1])) {
+                NextByte::ForcedByte(b) if forced.is_none_or(|f| f == b) => forced = Some(b),
+                _ => return None,
+            }
+        }
+        forced
     }
 
     /// Whether lexeme `id` matches `bytes` exactly (a test helper; it builds

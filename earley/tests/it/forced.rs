@@ -68,7 +68,11 @@ fn forced_bytes_are_the_common_prefix_of_all_continuations() {
         let mut prefix: Vec<u8> = Vec::new();
         for _step in 0..6 {
             let key = parser.position_key();
+            let quick = parser.forced_bytes_quick(DEPTH).unwrap();
             let forced = parser.forced_bytes(DEPTH).unwrap();
+            assert!(forced.next_complete);
+            assert_eq!((&quick.bytes, quick.stop), (&forced.bytes, forced.stop), "case {case}");
+            assert!(quick.next.iter().all(|b| forced.next.contains(b)), "case {case}");
             assert_eq!(parser.position_key(), key, "case {case}: the parser moved");
             assert_eq!(parser.num_bytes(), prefix.len());
             let mut ls = Vec::new();

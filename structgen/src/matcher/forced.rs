@@ -138,7 +138,8 @@ impl Matcher {
     }
 
     /// The bytes every continuation allowed by the grammar starts with
-    /// (empty when stopped or while healed prompt bytes are pending).
+    /// (empty when stopped or while healed prompt bytes are pending). The
+    /// allowed next bytes are complete when some bytes are forced.
     ///
     /// # Errors
     /// The matcher is stopped in an error, or a limit was exceeded.
@@ -153,15 +154,19 @@ impl Matcher {
                 bytes: Vec::new(),
                 stop: earley::ForcedStop::Branch,
                 next: earley::ByteSet::EMPTY,
+                next_complete: false,
                 accepting: self.stopped,
                 special: false,
             });
         }
         self.parser.begin_step();
-        match self.parser.forced_bytes(max) {
-            Ok(f) => Ok(f),
-            Err(e) => Err(self.fail(e.into())),
-        }
+        // Most steps force nothing: find that out with the quick search,
+        // and compute every allowed next byte only when bytes are forced.
+        let r = self
+            .parser
+            .forced_bytes_quick(max)
+            .and_then(|f| if f.bytes.is_empty() { Ok(f) } else { self.parser.forced_bytes(max) });
+        r.map_err(|e| self.fail(e.into()))
     }
 
     /// The tokens the grammar forces now, in the canonical tokenization

@@ -79,7 +79,7 @@ fn flexible_whitespace_is_never_forced() {
     m.consume_token(TokenId(env().tok.encode("{")[0])).unwrap();
     let f = m.forced_bytes().unwrap();
     assert!(f.bytes.is_empty(), "{:?}", f.bytes);
-    assert!(f.next.contains(b' ') && f.next.contains(b'"'));
+    assert_eq!(f.stop, earley::ForcedStop::Branch);
     // Inside the key the quote-less rest of the name is forced.
     m.consume_token(TokenId(env().tok.encode("\"")[0])).unwrap();
     assert_eq!(m.forced_bytes().unwrap().bytes, b"name\"");

@@ -351,20 +351,33 @@ impl Backtracker {
         if let Rules::Ranks = model.rules {
             // Every split of a valid token into two valid tokens is a rule
             // whose priority is the token's rank.
-            let mut entries = Vec::new();
-            for id in 0..n as u32 {
-                if !bt.is_valid(id) || tokens.token_len(id) < 2 {
-                    continue;
-                }
-                let t = tokens.bytes(id);
-                all.prefixes(t, |l, i| {
-                    if let Some(r) = model.map.get(tokens, &t[i..]).filter(|&r| bt.is_valid(r)) {
-                        entries.push((key(l, r), id + 1));
+            // Two passes (count, then fill) so that no list of the entries
+            // is held: the table is sized exactly and the peak memory of the
+            // build stays low.
+            let pass = |table: Option<&mut PairTable>| {
+                let mut count = 0usize;
+                let mut table = table;
+                for id in 0..n as u32 {
+                    if !bt.is_valid(id) || tokens.token_len(id) < 2 {
+                        continue;
                     }
-                    false
-                });
-            }
-            bt.pairs = PairTable::new(&entries);
+                    let t = tokens.bytes(id);
+                    all.prefixes(t, |l, i| {
+                        if let Some(r) = model.map.get(tokens, &t[i..]).filter(|&r| bt.is_valid(r))
+                        {
+                            count += 1;
+                            if let Some(table) = table.as_deref_mut() {
+                                table.insert(key(l, r), id + 1);
+                            }
+                        }
+                        false
+                    });
+                }
+                count
+            };
+            let mut table = PairTable::with_capacity(pass(None));
+            pass(Some(&mut table));
+            bt.pairs = table;
         }
         bt.trie = all;
         bt.next_prefix = next_prefix;
@@ -512,33 +525,27 @@ impl Backtracker {
     }
 }
 
-/// An open-addressing table from a token pair to a rule priority, 12 bytes
-/// a slot (no per-entry overhead beyond the load factor).
+/// An open-addressing table (linear probing) from a token pair to a rule
+/// priority, 12 bytes a slot, at most 5/8 full.
 #[derive(Debug, Default)]
 struct PairTable {
-    /// `u64::MAX` marks an empty slot; the length is a power of two.
-    /// `[key >> 32, key as u32, value]` per slot (12 bytes, one cache line
-    /// per probe).
+    /// `[key >> 32, key as u32, value]` per slot (one cache line per
+    /// probe); `u64::MAX` keys mark empty slots. Never full.
     slots: Vec<[u32; 3]>,
-    /// `64 - log2(slots.len())`.
-    shift: u32,
 }
 
 impl PairTable {
-    fn new(entries: &[(u64, u32)]) -> PairTable {
-        let size = (entries.len() * 3 / 2 + 2).next_power_of_two();
-        let mut t = PairTable {
-            slots: vec![[u32::MAX, u32::MAX, 0]; size],
-            shift: 64 - size.trailing_zeros(),
-        };
-        for &(k, v) in entries {
-            let mut i = t.slot(k);
-            while t.key(i) != u64::MAX && t.key(i) != k {
-                i = (i + 1) & (size - 1);
-            }
-            t.slots[i] = [(k >> 32) as u32, k as u32, v];
+    /// An empty table for `n` entries at a load factor of at most 5/8.
+    fn with_capacity(n: usize) -> PairTable {
+        PairTable { slots: vec![[u32::MAX, u32::MAX, 0]; n * 8 / 5 + 2] }
+    }
+
+    fn insert(&mut self, k: u64, v: u32) {
+        let mut i = self.slot(k);
+        while self.key(i) != u64::MAX && self.key(i) != k {
+            i = if i + 1 == self.slots.len() { 0 } else { i + 1 };
         }
-        t
+        self.slots[i] = [(k >> 32) as u32, k as u32, v];
     }
 
     #[inline]
@@ -552,14 +559,16 @@ impl PairTable {
         self.slots.is_empty()
     }
 
+    /// The home slot of `k`: a multiplicative hash mapped onto the table
+    /// length (any length, not only powers of two).
     #[inline]
     fn slot(&self, k: u64) -> usize {
-        (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        let h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((u128::from(h) * self.slots.len() as u128) >> 64) as usize
     }
 
     #[inline]
     fn get(&self, k: u64) -> Option<u32> {
-        let mask = self.slots.len() - 1;
         let mut i = self.slot(k);
         loop {
             let s = self.key(i);
@@ -569,7 +578,7 @@ impl PairTable {
             if s == u64::MAX {
                 return None;
             }
-            i = (i + 1) & mask;
+            i = if i + 1 == self.slots.len() { 0 } else { i + 1 };
         }
     }
 }

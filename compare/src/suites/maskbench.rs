@@ -42,8 +42,14 @@ type MatcherBuilder = Box<dyn Fn(&Arc<TokTrie>, &earley::Grammar) -> Result<Matc
 
 /// One engine configuration: one column of the comparison.
 enum Config {
-    /// Our JSON Schema compiler, earley engine and matcher.
-    Ours { name: &'static str, options: jsonschema::Options, matcher: MatcherBuilder },
+    /// Our JSON Schema compiler, earley engine and matcher; `compare_masks`
+    /// when the options keep llguidance's language (its masks must be equal).
+    Ours {
+        name: &'static str,
+        options: jsonschema::Options,
+        matcher: MatcherBuilder,
+        compare_masks: bool,
+    },
     /// llguidance with this parser factory (which fixes its slices).
     Llg { name: &'static str, factory: llguidance::ParserFactory },
 }
@@ -58,11 +64,16 @@ impl Config {
     fn is_ours(&self) -> bool {
         matches!(self, Config::Ours { .. })
     }
+
+    fn compares_masks(&self) -> bool {
+        matches!(self, Config::Ours { compare_masks: true, .. })
+    }
 }
 
 /// The configurations measured, ours first. A new configuration of ours
 /// (a slicer, another whitespace setting) is one more entry here.
-fn configs(peer_env: &peer_toktrie::TokEnv) -> Result<Vec<Config>> {
+fn configs(peer_env: &peer_toktrie::TokEnv, trie: &Arc<TokTrie>) -> Result<Vec<Config>> {
+    let slicer = Arc::new(slicer::Slicer::new(trie, &slicer::SlicerConfig::json())?);
     let llg = |name, slices: &[String]| -> Result<Config> {
         let mut factory = llguidance::ParserFactory::new(
             peer_env,
@@ -77,6 +88,26 @@ fn configs(peer_env: &peer_toktrie::TokEnv) -> Result<Vec<Config>> {
             name: "ours",
             options: jsonschema::Options::llguidance_compat(),
             matcher: Box::new(|trie, g| Matcher::new(trie.clone(), g)),
+            compare_masks: true,
+        },
+        Config::Ours {
+            name: "ours slicer",
+            options: jsonschema::Options::llguidance_compat(),
+            matcher: Box::new(move |trie, g| {
+                Ok(Matcher::new(trie.clone(), g)?.with_slicer(Some(slicer.clone())))
+            }),
+            compare_masks: true,
+        },
+        // Any property order in small objects: more valid instances accepted,
+        // in a language that differs from llguidance's (no mask comparison).
+        Config::Ours {
+            name: "ours any order",
+            options: jsonschema::Options {
+                property_order: jsonschema::PropertyOrder::Any { max_listed: 6 },
+                ..jsonschema::Options::llguidance_compat()
+            },
+            matcher: Box::new(|trie, g| Matcher::new(trie.clone(), g)),
+            compare_masks: false,
         },
         llg("llg", &llguidance::earley::SlicedBiasComputer::general_slices())?,
         llg("llg no slicer", &[])?,
@@ -206,6 +237,8 @@ struct Tally {
     compiled: usize,
     valid: usize,
     valid_rejected: usize,
+    /// Valid instances rejected in schemas that every configuration compiled.
+    valid_rejected_common: usize,
     schemas_with_valid_rejected: usize,
     invalid: usize,
     invalid_accepted: usize,
@@ -299,7 +332,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let trie = Arc::new(Matcher::trie_of(&tokenizer)?);
     let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
     let peer_env = compare::peer::llg_tok_env(&tokenizer, eos);
-    let configs = configs(&peer_env)?;
+    let configs = configs(&peer_env, &trie)?;
     let reference = configs
         .iter()
         .position(|c| c.name() == "llg no slicer")
@@ -367,7 +400,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                         continue;
                     };
                     tallies[k].mask_us.push(us as f32);
-                    if valid && (k == reference || configs[k].is_ours()) {
+                    if valid && (k == reference || configs[k].compares_masks()) {
                         mask.words(vocab, &mut words);
                         if k == reference {
                             ref_words.clone_from(&words);
@@ -400,6 +433,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                     break;
                 }
             }
+            let all_compiled = compiled.iter().all(Option::is_some);
             for (k, tally) in tallies.iter_mut().enumerate() {
                 if compiled[k].is_none() {
                     continue;
@@ -409,6 +443,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                     tally.valid += 1;
                     if !accepted[k] {
                         tally.valid_rejected += 1;
+                        tally.valid_rejected_common += usize::from(all_compiled);
                         push(&mut record[name]["valid_rejected"], ti);
                     }
                 } else {
@@ -482,6 +517,7 @@ fn report(
             "engine",
             "compiled",
             "valid rejected",
+            "valid rejected where all compile",
             "invalid accepted",
             "TTFM mean ms",
             "TTFM p99 ms",
@@ -512,6 +548,7 @@ fn report(
                 "{} of {} ({} schemas)",
                 t.valid_rejected, t.valid, t.schemas_with_valid_rejected
             )),
+            json!(t.valid_rejected_common),
             json!(format!("{} of {}", t.invalid_accepted, t.invalid)),
             json!(ttfm.mean),
             json!(ttfm.p99),
@@ -526,6 +563,7 @@ fn report(
             json!({
                 "compiled": t.compiled, "valid": t.valid, "valid_rejected": t.valid_rejected,
                 "schemas_with_valid_rejected": t.schemas_with_valid_rejected,
+                "valid_rejected_where_all_compile": t.valid_rejected_common,
                 "invalid": t.invalid, "invalid_accepted": t.invalid_accepted,
                 "ttfm_ms_common": stats_json(ttfm), "mask_us_common": stats_json(mask),
                 "ttfm_ms_own": stats_json(own_ttfm), "mask_us_own": stats_json(own_mask),
@@ -540,6 +578,10 @@ fn report(
                 json!(format!("ratio {} / {}", ca.name(), cb.name())),
                 json!(format!("{} / {}", tallies[a].compiled, tallies[b].compiled)),
                 json!(format!("{} / {}", tallies[a].valid_rejected, tallies[b].valid_rejected)),
+                json!(format!(
+                    "{} / {}",
+                    tallies[a].valid_rejected_common, tallies[b].valid_rejected_common
+                )),
                 json!(format!("{} / {}", tallies[a].invalid_accepted, tallies[b].invalid_accepted)),
                 json!(sa.1.mean / sb.1.mean),
                 json!(sa.1.p99 / sb.1.p99),
@@ -560,7 +602,8 @@ fn report(
     ));
     report.note(
         "ours: llguidance-compatible options (unbounded flexible whitespace). llg: \
-         llguidance 1.9.1 with its general slices; llg no slicer: no slices. TTFM = \
+         llguidance 1.9.1 with its general slices; llg no slicer: no slices; ours slicer: \
+         ours with the same four slices (slicer::SlicerConfig::json). TTFM = \
          compile + matcher + first mask. Timings over the common schemas and steps; \
          valid rejected: instances (schemas with at least one). Ratios ours / llg \
          (lower is better).",

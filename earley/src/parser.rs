@@ -464,13 +464,23 @@ impl Parser {
     /// The row after scanning `key` at row `parent`: reused when the cached
     /// row above `parent` was made by the same key, computed otherwise.
     /// `None` when the row is empty or a limit is exceeded.
+    #[inline]
     fn push_row(&mut self, parent: usize, key: RowKey) -> Option<usize> {
         let d = parent + 1;
-        if self.rows.len() > d && self.rows[d].key == key {
-            self.stats.rows_reused += 1;
-            let r = self.rows[d];
-            return if r.start == r.end { None } else { Some(d) };
+        if let Some(r) = self.rows.get(d) {
+            if r.key == key {
+                // The common case in a walk: siblings ending the same lexeme.
+                self.stats.rows_reused += 1;
+                return if r.start == r.end { None } else { Some(d) };
+            }
         }
+        self.compute_pushed_row(parent, key)
+    }
+
+    /// [`push_row`](Parser::push_row) when the cached row cannot be reused.
+    #[inline(never)]
+    fn compute_pushed_row(&mut self, parent: usize, key: RowKey) -> Option<usize> {
+        let d = parent + 1;
         if self.error.is_some() {
             return None;
         }

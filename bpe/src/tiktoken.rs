@@ -26,8 +26,11 @@ pub const CL100K_SPECIALS: &[(&str, u32)] = &[
 /// tiktoken's special tokens of `p50k_base` and `r50k_base`.
 pub const P50K_SPECIALS: &[(&str, u32)] = &[("<|endoftext|>", 50_256)];
 
+/// The decoded token bytes, and `(rank, start, end)` into them per line.
+type Parsed = (Vec<u8>, Vec<(u32, u32, u32)>);
+
 /// Parses a rank file into `(rank, bytes)` in file order.
-fn parse(file: &[u8]) -> Result<(Vec<u8>, Vec<(u32, u32, u32)>), LoadError> {
+fn parse(file: &[u8]) -> Result<Parsed, LoadError> {
     let mut raw = Vec::with_capacity(file.len() * 3 / 4);
     let mut entries = Vec::with_capacity(file.len() / 10);
     for (i, line) in file.split(|&b| b == b'\n').enumerate() {

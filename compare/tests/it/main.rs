@@ -3,6 +3,7 @@
 //! Tests that need `../shared/data` print `SKIPPED …` and pass when it is
 //! absent (see `compare::shared`).
 mod bpe;
+mod coalesce;
 mod frontends;
 mod mask;
 mod maskbench;

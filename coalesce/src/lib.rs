@@ -41,12 +41,12 @@
 //!    is *final* when no appended text can move it (nor any boundary before
 //!    it). For the built-in patterns the piece from a true boundary `s` to
 //!    `e` reads past `e` only to see a greedy run end (one character), to
-//!    scan a whitespace run and the character after it, to try a
-//!    contraction (`'ll`: three characters from the apostrophe), or to
-//!    backtrack over a letter-or-mark run (o200k's two letter classes). So
-//!    `e` is final when a character follows it, a non-whitespace character
-//!    follows it, that letter run ends inside the text, and three characters
-//!    exist from the last apostrophe. A property test checks the rule
+//!    scan a whitespace run the piece starts with, to try a contraction
+//!    (`'ll`: three characters from the apostrophe), or to backtrack over a
+//!    non-ASCII letter-or-mark run (o200k's two letter classes overlap). So
+//!    `e` is final when a character follows it, those runs end inside the
+//!    text, and three characters exist from the last apostrophe. A
+//!    property test checks the rule
 //!    against splitting random extensions; `DESIGN.md` (beside this crate's
 //!    `Cargo.toml`) has the details.
 //! 2. **The tail** ([`Tail`]). The generated text is tracked from its last

@@ -9,17 +9,18 @@
 //!
 //! 1. every greedy class reads one character past its run to see it end
 //!    (so `e` needs a character after it);
-//! 2. the whitespace alternatives (`\s+(?!\S)`, `\s*[\r\n]+`, `\s+`) read a
-//!    whole whitespace run and the character after it (so a non-whitespace
-//!    character must follow `e`);
+//! 2. the whitespace alternatives (`\s+(?!\S)`, `\s*[\r\n]+`, `\s+`), reached
+//!    only when the piece starts with whitespace, read that whole run and
+//!    the character after it (so the run must end inside the text);
 //! 3. the contractions (`'s|'t|'re|'ve|'m|'ll|'d`, at a piece start or as
 //!    o200k's suffix after letters) read up to three characters from the
 //!    apostrophe (so three characters must exist from the last apostrophe in
 //!    `s..=e`);
 //! 4. the word alternatives backtrack between letter classes (o200k's
 //!    `[\p{Lu}…\p{M}]*[\p{Ll}…\p{M}]+`, with an optional first character
-//!    that may be a mark): they read the whole letter-or-mark run that
-//!    starts at `s` or one character later, and the character after it.
+//!    that may be a mark): over a run with non-ASCII characters (classes
+//!    that overlap) they read the whole letter-or-mark run that starts at
+//!    `s` or one character later, and the character after it.
 //!
 //! When the text has all of that, appending anything leaves the piece, and
 //! by induction every piece before it, unchanged. A property test checks the

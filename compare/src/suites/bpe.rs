@@ -5,7 +5,10 @@
 //! of prose (Ulysses), code (regex-automata) and Japanese prose (wagahai) and
 //! on random-token text; the worst cases (`a`, space, `x`, random a-z, and
 //! `^ 0 a 's ␠ \n` repeated) at 1k / 10k / 100k / 1M bytes; the rust-gems
-//! slice benchmark (random slices of 10 B to 10 KB of a 20,000-token text).
+//! slice benchmark (random slices of 10 B to 10 KB of a 20,000-token text);
+//! the appending and prependable encoders character by character; interval
+//! counting against rust-gems' `IntervalEncoding` (peer_bpe 0.2.3).
+//! `cargo xtask bench bpe SECTION...` runs only the named sections.
 //! Every timed result is first checked equal to tiktoken-rs's ids (or, where
 //! tiktoken-rs is too slow to run, to bpe-openai's count).
 
@@ -359,8 +362,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         "ratios > 1 mean ours is better (throughput: ours/peer; time and memory: peer/ours). \
          Our backtracking tables are built on the first piece longer than 16 bytes; the \
          second load and memory rows include them. tiktoken-rs is skipped on worst cases \
-         above 10 kB (quadratic). Interval counting and the prependable encoder are not \
-         implemented yet, so their rows are absent.",
+         above 10 kB (quadratic). Interval rows: per-range time (minimum of 5 runs per \
+         range) over 300 ranges; rust-gems' IntervalEncoding counts without \
+         pre-tokenization (its counts differ from ours; each side is checked against its \
+         own one-shot count).",
     );
     report.finish()?;
     Ok(())

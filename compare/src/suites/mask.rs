@@ -1,5 +1,6 @@
 //! `cargo xtask bench mask`: per-mask time of our matcher vs llguidance 1.9.1
-//! with its slicer off, on regexes and Lark grammars, o200k and Llama-3.
+//! with its slicer off, and both with their default (JSON) slicers on, on
+//! regexes and Lark grammars, o200k and Llama-3.
 //!
 //! Every case first asserts that both engines give the same mask popcount at
 //! every step (the differential test in `compare/tests/it/mask.rs` compares
@@ -21,13 +22,16 @@ struct Vocab {
     tokenizer: bpe::Tokenizer,
     trie: Arc<TokTrie>,
     peer: peer_toktrie::TokEnv,
+    /// Our default JSON slicer of `trie`.
+    slicer: Arc<slicer::Slicer>,
 }
 
 fn vocab(name: &'static str, tokenizer: bpe::Tokenizer) -> Result<Vocab> {
     let trie = Matcher::trie_of(&tokenizer)?;
     let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
     let peer = compare::peer::llg_tok_env(&tokenizer, eos);
-    Ok(Vocab { name, tokenizer, trie: Arc::new(trie), peer })
+    let slicer = Arc::new(slicer::Slicer::new(&trie, &slicer::SlicerConfig::json())?);
+    Ok(Vocab { name, tokenizer, trie: Arc::new(trie), peer, slicer })
 }
 
 enum Kind {
@@ -169,11 +173,11 @@ fn node_share(v: &Vocab, grammar: &earley::Grammar, tokens: &[TokenId]) -> Resul
     Ok((rows, accepted.max(1)))
 }
 
-fn peer_factory(v: &Vocab) -> Result<llguidance::ParserFactory> {
+fn peer_factory(v: &Vocab, slices: &[String]) -> Result<llguidance::ParserFactory> {
     let mut factory = llguidance::ParserFactory::new(
         &v.peer,
         peer_toktrie::InferenceCapabilities::default(),
-        &[],
+        slices,
     )?;
     factory.quiet();
     Ok(factory)
@@ -230,6 +234,15 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             "ours compile+1st p99 ms",
             "peer compile+1st p99 ms",
             "compile p99 ratio",
+            "ours+slicer mean µs",
+            "llg+slicer mean µs",
+            "slicer mean ratio",
+            "ours+slicer p99 µs",
+            "llg+slicer p99 µs",
+            "slicer p99 ratio",
+            "ours+slicer max µs",
+            "llg+slicer max µs",
+            "sliced masks %",
         ],
     );
     let mut vocabs = vec![vocab("o200k", bpe::Tokenizer::o200k_base())?];
@@ -243,7 +256,15 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let cases = cases()?;
     let mut all = Vec::new();
     for v in &vocabs {
-        let factory = peer_factory(v)?;
+        let factory = peer_factory(v, &[])?;
+        let sliced_factory =
+            peer_factory(v, &llguidance::earley::SlicedBiasComputer::general_slices())?;
+        report.note(format!(
+            "{}: our slicer built in {:.0} ms, {:.1} MB",
+            v.name,
+            v.slicer.build_time().as_secs_f64() * 1e3,
+            v.slicer.memory_bytes() as f64 / 1e6
+        ));
         for case in &cases {
             let label = format!("{} / {}", v.name, case.name);
             if filter.is_some_and(|f| !label.contains(f)) {
@@ -256,11 +277,23 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             // fastest of them (the machine is shared and noisy).
             let steps = tokens.len() + 1;
             let (mut t_ours, mut t_peer) = (vec![f64::INFINITY; steps], vec![f64::INFINITY; steps]);
+            let (mut t_ours_s, mut t_peer_s) =
+                (vec![f64::INFINITY; steps], vec![f64::INFINITY; steps]);
+            let mut sliced = structgen::SlicerStats::default();
             let (mut rows, mut pushed) = (0u64, 0u64);
             for pass in 0..PASSES {
                 let mut ours = Matcher::new(v.trie.clone(), &grammar)?;
                 let mut peer = peer_matcher(&factory, &case.kind)?;
+                let mut ours_s =
+                    Matcher::new(v.trie.clone(), &grammar)?.with_slicer(Some(v.slicer.clone()));
+                let mut peer_s = peer_matcher(&sliced_factory, &case.kind)?;
                 for step in 0..steps {
+                    let start = Instant::now();
+                    let n_ours_s = ours_s.compute_mask()?.count();
+                    t_ours_s[step] = t_ours_s[step].min(start.elapsed().as_secs_f64() * 1e6);
+                    let start = Instant::now();
+                    let n_peer_s = peer_s.compute_mask_or_eos()?.num_set();
+                    t_peer_s[step] = t_peer_s[step].min(start.elapsed().as_secs_f64() * 1e6);
                     let start = Instant::now();
                     let n_ours = ours.compute_mask()?.count();
                     t_ours[step] = t_ours[step].min(start.elapsed().as_secs_f64() * 1e6);
@@ -272,13 +305,20 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                         "{label}: step {step}: popcount {n_ours} vs {n_peer}"
                     );
                     ensure!(n_ours > 0, "{label}: empty mask at step {step}");
+                    ensure!(
+                        (n_ours_s, n_peer_s) == (n_ours, n_peer),
+                        "{label}: step {step}: popcounts with slicers {n_ours_s}, {n_peer_s}"
+                    );
                     if step < tokens.len() {
                         ours.consume_token(tokens[step])?;
                         peer.consume_token(tokens[step].0)?;
+                        ours_s.consume_token(tokens[step])?;
+                        peer_s.consume_token(tokens[step].0)?;
                     }
                 }
                 ensure!(ours.is_accepting(), "{label}: input not accepted");
                 if pass == 0 {
+                    sliced = ours_s.slicer_stats().unwrap_or_default();
                     (rows, pushed) = node_share(v, &grammar, &tokens)?;
                 }
             }
@@ -297,6 +337,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             }
             let (so, sp) = (stats(&mut t_ours), stats(&mut t_peer));
             let (co, cp) = (stats(&mut c_ours), stats(&mut c_peer));
+            let (sos, sps) = (stats(&mut t_ours_s), stats(&mut t_peer_s));
             report.row(vec![
                 json!(v.name),
                 json!(case.name),
@@ -316,6 +357,15 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                 json!(co.p99),
                 json!(cp.p99),
                 json!(co.p99 / cp.p99),
+                json!(sos.mean),
+                json!(sps.mean),
+                json!(sos.mean / sps.mean),
+                json!(sos.p99),
+                json!(sps.p99),
+                json!(sos.p99 / sps.p99),
+                json!(sos.max),
+                json!(sps.max),
+                json!(100.0 * sliced.masks_sliced as f64 / sliced.masks.max(1) as f64),
             ]);
             all.push((so.mean, sp.mean));
         }
@@ -364,7 +414,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     report.extra("geomean mean ratio", json!(geo));
     report.note(
         "Each mask: the fastest of 5 passes over the input with fresh matchers, ours then \
-         llguidance on the same state (slicer off: no slices); ratio = ours / peer (lower is better). rows / pushed bytes: parser rows \
+         llguidance on the same state (slicer off: no slices; the +slicer columns: ours with \
+         slicer::SlicerConfig::json and llguidance with its general slices, the same four regexes; \
+         sliced masks %: our masks with a slice answered from its precomputed mask); ratio = ours / peer (lower is better). rows / pushed bytes: parser rows \
          (computed or reused) per trie node the recognizer accepted over the masks of the \
          input (counted on a separate parser), i.e. the share of trie nodes that reached the \
          parser. compile+1st: grammar compile + matcher + first mask, 101 runs (p99: the second slowest).",

@@ -7,4 +7,5 @@ mod coalesce;
 mod frontends;
 mod mask;
 mod maskbench;
+mod slicer;
 mod toktrie;

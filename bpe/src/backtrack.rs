@@ -48,6 +48,27 @@ pub(crate) struct Backtracker {
     /// known (during the split search the byte map answers instead).
     pairs: PairTable,
     trie: Trie,
+    /// Distinguishes backtrackers in the thread-local compatibility cache
+    /// (unique per build, never reused).
+    id: u64,
+}
+
+/// Log2 of the entries of the compatibility cache (128 KiB per thread).
+const CACHE_BITS: u32 = 14;
+
+/// The source of [`Backtracker::id`]s.
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Compatibility answers of one backtracker: `(a << 32 | b) << 1 | answer`
+/// per slot, `u64::MAX` when empty.
+#[derive(Debug, Default)]
+struct PairCache {
+    owner: u64,
+    slots: Vec<u64>,
+}
+
+thread_local! {
+    static PAIR_CACHE: std::cell::RefCell<PairCache> = std::cell::RefCell::new(PairCache::default());
 }
 
 /// A byte trie over the valid tokens with children stored contiguously.
@@ -261,6 +282,7 @@ impl Backtracker {
             next_prefix: Vec::new(),
             pairs: PairTable::default(),
             trie: Trie::default(),
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         for &id in byte_ids.iter() {
             bt.split[id as usize] = Meta { left: id, right: id, created: 0 };
@@ -428,7 +450,30 @@ impl Backtracker {
         a: u32,
         b: u32,
     ) -> bool {
-        self.walk(model, tokens, piece, boundary, a, b, false)
+        // A thread-local direct-mapped cache of answers: text repeats token
+        // pairs (kana particles, common word pairs), and a full walk costs
+        // a pair-table probe per step down both spines. The cache belongs to
+        // one backtracker at a time (`id`); ids fit 24 bits, so `key << 1`
+        // leaves room for the answer bit and never equals the empty mark.
+        let key = (u64::from(a) << 32) | u64::from(b);
+        let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CACHE_BITS)) as usize;
+        PAIR_CACHE.with(|cache| {
+            let Ok(mut cache) = cache.try_borrow_mut() else {
+                return self.walk(model, tokens, piece, boundary, a, b, false);
+            };
+            if cache.owner != self.id {
+                cache.owner = self.id;
+                cache.slots.clear();
+                cache.slots.resize(1 << CACHE_BITS, u64::MAX);
+            }
+            let e = cache.slots[slot];
+            if e != u64::MAX && e >> 1 == key {
+                return e & 1 == 1;
+            }
+            let ok = self.walk(model, tokens, piece, boundary, a, b, false);
+            cache.slots[slot] = key << 1 | u64::from(ok);
+            ok
+        })
     }
 
     /// Walks the boundary states of BPE on `bytes(a) ++ bytes(b)` backwards

@@ -1,7 +1,8 @@
 //! The mask walk: [`TokTrie::compute_mask`] and its variants.
 //!
-//! The only module of the crate allowed `unsafe`: one unchecked store into
-//! the mask in the walk's loop (see DESIGN.md, "Unsafe").
+//! The only module of the crate allowed `unsafe`: unchecked stores into the
+//! mask and unchecked accesses to the depth stack of the walk by state, in
+//! the walks' loops (see DESIGN.md, "Unsafe").
 #![allow(unsafe_code)]
 
 use crate::trie::TokTrie;

@@ -15,7 +15,7 @@ use crate::incremental::PrefixTable;
 use crate::tokenizer::Tokenizer;
 
 /// Appends are settled (re-split and fixed) once this many bytes have come
-/// since the last settling, or at once while the open text is long.
+/// since the last settling (half the open text when that is longer).
 const BATCH: usize = 16;
 
 /// Open pieces at least this long keep a prefix table, extended on every
@@ -76,19 +76,23 @@ impl<'t> AppendingEncoder<'t> {
 
     /// Appends `s`.
     ///
-    /// Cost: re-splitting the open pieces after the last safe boundary (a
-    /// word or two of prose), encoding the pieces that become fixed (each
-    /// once, as [`Tokenizer::encode`] would), and one table step per byte
-    /// appended to a long piece. Inside one huge piece (a megabyte of
-    /// spaces) the re-split scans the piece.
+    /// Cost, amortized per byte: re-splitting the open pieces after the
+    /// last final boundary (a word or two of prose) once per batch of
+    /// bytes, encoding the pieces that become fixed (each once, as
+    /// [`Tokenizer::encode`] would), and one table step per byte of a long
+    /// piece. A huge open piece (a megabyte of spaces) is re-split after
+    /// every doubling, so pushes stay `O(1)` amortized; reading
+    /// ([`AppendingEncoder::count`]) re-splits it every time.
     pub fn push(&mut self, s: &str) {
         self.text.push_str(s);
         let end = self.text.len();
-        // Short open text waits for a batch: re-splitting the open word on
-        // every byte would cost more than encoding it once when read.
-        if !self.tok.restartable()
-            || (end - self.fixed_end < TABLE_MIN && end - self.settled < BATCH)
-        {
+        // Open text waits for a batch: re-splitting the open word on every
+        // byte would cost more than encoding it once when read. A long open
+        // piece (a run of spaces) is settled once the new bytes reach half
+        // its length, so its re-split costs O(1) per byte amortized.
+        let open = end - self.fixed_end;
+        let batch = if open < TABLE_MIN { BATCH } else { (open / 2).max(BATCH) };
+        if !self.tok.restartable() || end - self.settled < batch {
             return;
         }
         self.settle();

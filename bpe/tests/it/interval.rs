@@ -184,3 +184,37 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 150, ..ProptestConfig::default() })]
+
+    /// Reads between batches of appends (the encoder settles in batches),
+    /// through long runs too.
+    #[test]
+    fn appending_with_sparse_reads_equals_one_shot(t in text(), every in 1usize..40) {
+        let tok = o200k();
+        let mut enc = bpe::AppendingEncoder::new(tok);
+        for (k, (i, c)) in t.char_indices().enumerate() {
+            enc.push(&t[i..i + c.len_utf8()]);
+            if k % every == 0 {
+                prop_assert_eq!(enc.tokens().collect::<Vec<_>>(), tok.encode(enc.text()));
+            }
+        }
+        prop_assert_eq!(enc.count(), tok.count(&t));
+        prop_assert_eq!(enc.tokens().collect::<Vec<_>>(), tok.encode(&t));
+    }
+}
+
+#[test]
+fn appending_a_long_run_byte_by_byte_is_linear_enough_to_finish() {
+    // 200 kB of spaces then a word, one byte at a time, read at the end:
+    // quadratic re-splitting would not finish within the test budget.
+    let tok = o200k();
+    let mut enc = bpe::AppendingEncoder::new(tok);
+    for _ in 0..200_000 {
+        enc.push(" ");
+    }
+    enc.push("word");
+    let t = format!("{}word", " ".repeat(200_000));
+    assert_eq!(enc.count(), tok.count(&t));
+}

@@ -15,6 +15,10 @@
 use crate::incremental::SuffixTable;
 use crate::tokenizer::Tokenizer;
 
+/// Prepends are settled (re-split) once this many bytes have come since the
+/// last settling (half the first piece when that is longer), or when read.
+const BATCH: usize = 16;
+
 /// A first piece at least this long keeps a suffix table, extended on every
 /// prepend; a shorter one is encoded when the tokens are read or when it
 /// stops being the first piece.
@@ -50,6 +54,9 @@ pub struct PrependableEncoder<'t> {
     /// The suffix table of a long first piece, by its end (a distance from
     /// the end of the text).
     table: Option<(usize, SuffixTable)>,
+    /// Bytes prepended since the last settling (the state above describes
+    /// the text without them).
+    pending: usize,
 }
 
 impl<'t> PrependableEncoder<'t> {
@@ -66,6 +73,7 @@ impl<'t> PrependableEncoder<'t> {
             bounds: vec![(0, 0)],
             rev: Vec::new(),
             table: None,
+            pending: 0,
         }
     }
 
@@ -75,15 +83,17 @@ impl<'t> PrependableEncoder<'t> {
         std::str::from_utf8(&self.buf[self.front..]).unwrap_or_default()
     }
 
-    /// The tokens of the text so far (the first piece is encoded by this
-    /// call).
-    pub fn tokens(&self) -> impl Iterator<Item = u32> + '_ {
+    /// The tokens of the text so far (settles the pending prepends; the
+    /// first piece is encoded by this call).
+    pub fn tokens(&mut self) -> impl Iterator<Item = u32> + '_ {
+        self.settle();
         self.first_tokens().into_iter().chain(self.rev.iter().rev().copied())
     }
 
-    /// The number of tokens of the text so far (the first piece is encoded
-    /// by this call).
-    pub fn count(&self) -> usize {
+    /// The number of tokens of the text so far (settles the pending
+    /// prepends; the first piece is encoded by this call).
+    pub fn count(&mut self) -> usize {
+        self.settle();
         self.first_tokens().len() + self.rev.len()
     }
 
@@ -126,24 +136,40 @@ impl<'t> PrependableEncoder<'t> {
 
     /// Puts `s` in front of the text.
     ///
-    /// Cost: re-splitting from the front until the split lands on an old
-    /// boundary (the new text plus about a word), encoding the pieces that
-    /// stop being first (each once), and a table step per byte prepended to
-    /// a long first piece. A first piece that keeps growing (a megabyte of
-    /// spaces prepended one by one) is re-scanned on every prepend.
+    /// Cost, amortized per byte: re-splitting from the front until the
+    /// split lands on an old boundary (the new bytes plus about a word) once
+    /// per batch of 16 bytes (half the first piece when that is longer),
+    /// encoding the pieces that stop being first (each once), and a table
+    /// step per byte of a long first piece. Reading
+    /// ([`PrependableEncoder::count`], [`PrependableEncoder::tokens`])
+    /// settles the pending bytes and encodes the first piece.
     pub fn push_front(&mut self, s: &str) {
         if s.is_empty() {
             return;
         }
-        let old_len = self.buf.len() - self.front;
         self.make_room(s.len());
         self.front -= s.len();
         self.buf[self.front..self.front + s.len()].copy_from_slice(s.as_bytes());
+        self.pending += s.len();
+        // New bytes wait for a batch (half the first piece when that is
+        // longer, so a huge first piece is re-split only after it grows by
+        // half: `O(1)` amortized per byte); reading settles them.
+        let first = self.buf.len() - self.front - self.bounds.last().map_or(0, |b| b.0);
+        let batch = if first < TABLE_MIN { BATCH } else { (first / 2).max(BATCH) };
+        if self.pending >= batch {
+            self.settle();
+        }
+    }
+
+    /// Re-splits after the bytes prepended since the last settling.
+    fn settle(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
         let tok = self.tok;
-        if !tok.restartable() {
+        if pending == 0 || !tok.restartable() {
             return;
         }
         let len = self.buf.len() - self.front;
+        let old_len = len - pending;
         let frontier = self.bounds.last().map_or(0, |b| b.0);
         // The common case, a word growing at the front: the new first piece
         // is `s` plus the old one, short, and ends where the old one did.
@@ -166,7 +192,7 @@ impl<'t> PrependableEncoder<'t> {
         // an old boundary that is safe for the window's end (so the pieces
         // before it are the full text's): an encoded boundary, or the old
         // front when the old first piece is not empty.
-        let mut w = (s.len() + 64).min(len);
+        let mut w = (pending + 64).min(len);
         let mut ends: Vec<usize> = Vec::new();
         let sync = loop {
             while w < len && (self.buf[self.front + w] & 0xC0) == 0x80 {

@@ -218,3 +218,35 @@ fn appending_a_long_run_byte_by_byte_is_linear_enough_to_finish() {
     let t = format!("{}word", " ".repeat(200_000));
     assert_eq!(enc.count(), tok.count(&t));
 }
+
+#[test]
+fn prepending_a_long_run_byte_by_byte_is_linear_enough_to_finish() {
+    // 200 kB of spaces after a word, one byte at a time, read at the end.
+    let tok = o200k();
+    let mut enc = PrependableEncoder::new(tok);
+    enc.push_front("word.");
+    for _ in 0..200_000 {
+        enc.push_front(" ");
+    }
+    let t = format!("{}word.", " ".repeat(200_000));
+    assert_eq!(enc.count(), tok.count(&t));
+    assert_eq!(enc.tokens().collect::<Vec<_>>(), tok.encode(&t));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 150, ..ProptestConfig::default() })]
+
+    /// Reads between batches of prepends.
+    #[test]
+    fn prepending_with_sparse_reads_equals_one_shot(t in text(), every in 1usize..40) {
+        let tok = cl100k();
+        let mut enc = PrependableEncoder::new(tok);
+        for (k, (i, c)) in t.char_indices().rev().enumerate() {
+            enc.push_front(&t[i..i + c.len_utf8()]);
+            if k % every == 0 {
+                prop_assert_eq!(enc.tokens().collect::<Vec<_>>(), tok.encode(&t[i..]));
+            }
+        }
+        prop_assert_eq!(enc.count(), tok.count(&t));
+    }
+}

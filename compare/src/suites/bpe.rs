@@ -381,7 +381,7 @@ fn prepend_rows(report: &mut Report, ours: &bpe::Tokenizer, text: &str) -> Resul
         }
         enc
     };
-    let enc = prepend();
+    let mut enc = prepend();
     ensure!(
         enc.tokens().collect::<Vec<_>>() == ours.encode(text),
         "prependable encoder tokens differ from one-shot"

@@ -453,7 +453,13 @@ impl Parser {
         match (empty, negated) {
             (true, true) => Ok("(?s:.)".to_string()),
             (true, false) => Err("the empty class `[]` never matches".to_string()),
-            _ => Ok(format!("[{}{}]", if negated { "^" } else { "" }, items)),
+            // derivre 0.3.13's JSON quoting of a class holding every control
+            // character also admits the escapes `\\` and `\"` even when the
+            // class excludes `\` or `"`, which would accept invalid strings
+            // (`[^\\]` taking `"a\\b"`). A negated class therefore leaves out
+            // U+001F too, which keeps it off that path (a documented subset).
+            _ if negated => Ok(format!("[^{items}\\x{{1F}}]")),
+            _ => Ok(format!("[{items}]")),
         }
     }
 

@@ -664,8 +664,13 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             PropertyOrder::Any { max_listed } => n <= max_listed.min(16),
             _ => false,
         };
-        let required: usize =
-            props.iter().enumerate().filter(|(_, p)| p.2).map(|(j, _)| 1 << j).sum();
+        // The set of required names, as bits (only in any order, where
+        // `n <= 16`; in schema order `n` is unbounded).
+        let required: usize = if any_order {
+            props.iter().enumerate().filter(|(_, p)| p.2).map(|(j, _)| 1 << j).sum()
+        } else {
+            0
+        };
         while let Some((i, c, mask)) = queue.pop_front() {
             let id = get(self, (i, c, mask), &mut queue)?;
             let can_add = o.max.is_none_or(|m| c < m);

@@ -454,3 +454,36 @@ fn any_property_order_is_exact() {
     assert!(accepts_text(&c, r#"{"a":1,"d":2}"#));
     assert!(!accepts_text(&c, r#"{"d":2,"a":1}"#));
 }
+
+/// derivre 0.3.13 quotes a class holding every control character with the
+/// escapes `\\` and `\"` even when the class excludes `\` or `"`; negated
+/// classes leave out U+001F so that they never take that path.
+#[test]
+fn negated_classes_exclude_their_escapes() {
+    check(
+        json!({"type": "string", "pattern": "^[^\\\\]+$"}),
+        &[r#""ab""#, r#""a\"b""#, r#""a\nb""#],
+        &[r#""a\\b""#, r#""a\u005cb""#, r#""a\u001fb""#],
+    );
+    check(
+        json!({"type": "string", "pattern": "^[^\"]*$"}),
+        &[r#""""#, r#""a\\b""#, r#""a\tb""#],
+        &[r#""a\"b""#, r#""\"""#],
+    );
+}
+
+/// Objects with more properties than bits in a word compile in both orders.
+#[test]
+fn objects_with_many_properties() {
+    let props: serde_json::Map<String, Value> =
+        (0..70).map(|i| (format!("p{i}"), json!({"type": "integer"}))).collect();
+    let schema = json!({"type": "object", "properties": props, "required": ["p69"]});
+    for order in
+        [jsonschema::PropertyOrder::Schema, jsonschema::PropertyOrder::Any { max_listed: 6 }]
+    {
+        let options = Options { property_order: order, ..Options::compact() };
+        let c = compile(&schema, &options).unwrap();
+        assert!(accepts_text(&c, r#"{"p0":1,"p69":2}"#));
+        assert!(!accepts_text(&c, r#"{"p0":1}"#));
+    }
+}

@@ -52,6 +52,7 @@
 //! (the grammar tracks the set of names written: `2^p` states); a
 //! number with bounds or `multipleOf` is written without exponent; formats
 //! leave out leap seconds, quoted e-mail local parts and punycode labels;
+//! negated `pattern` classes leave out U+001F (see `ecma.rs`);
 //! `uniqueItems` is accepted only where at most one item is allowed.
 //!
 //! # Complexity

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use bpe::Tokenizer;
+use toktrie::TokTrie;
 
 use crate::pieces::{ascii_key, boundaries, final_boundaries, supported};
 use crate::tail::Tail;
@@ -83,6 +84,8 @@ pub struct Prompt {
 pub struct Coalescer {
     tok: Arc<Tokenizer>,
     supported: bool,
+    /// The tokenizer's trie, for the open-piece rule (see `with_trie`).
+    trie: Option<Arc<TokTrie>>,
 }
 
 impl Coalescer {
@@ -94,7 +97,17 @@ impl Coalescer {
         let probe = "e\u{301} A\u{a0}x";
         let identity = tok.pieces_of(probe).concat() == probe && !tok.prepends_space();
         let supported = identity && supported(tok.pattern());
-        Coalescer { tok, supported }
+        Coalescer { tok, supported, trie: None }
+    }
+
+    /// Also emits the tokens of the last, still open piece when it is an
+    /// ASCII word and no token of `trie` (the same vocabulary) straddles
+    /// the end of the text with a byte the grammar allows: BPE then never
+    /// merges across the end, so the piece's left part is encoded exactly
+    /// as on its own (see `DESIGN.md`).
+    pub fn with_trie(mut self, trie: Arc<TokTrie>) -> Coalescer {
+        self.trie = Some(trie);
+        self
     }
 
     /// The tokenizer.
@@ -158,7 +171,9 @@ impl Coalescer {
         let mut fin = Vec::new();
         final_boundaries(pattern, k, &mut fin);
         let mut p = fin.last().copied().unwrap_or(0);
-        if valid == w.len() && self.end_is_final(k, p, next) {
+        if valid == w.len()
+            && (self.end_is_final(k, p, next) || self.open_piece_is_safe(k, p, next))
+        {
             p = k.len();
         }
         // The pieces of the whole text up to `p` (splitting `k[..p]` alone
@@ -213,6 +228,49 @@ impl Coalescer {
         }
         // With no byte allowed, only the end of the text remains.
         next.end || !seen.is_empty()
+    }
+
+    /// Whether the tokens of the one piece `k[s..]` are certain although the
+    /// piece may go on: it is an ASCII word (an optional first character
+    /// that is not a letter, digit, line break or apostrophe, then letters),
+    /// which no continuation can cut before the end, and no token of the
+    /// vocabulary starts with a suffix of it followed by an allowed byte
+    /// that would continue it (a letter or an apostrophe).
+    fn open_piece_is_safe(&self, k: &str, s: usize, next: &Next) -> bool {
+        let Some(trie) = &self.trie else { return false };
+        let q = &k[s..];
+        let bytes = q.as_bytes();
+        let body = match bytes.first() {
+            Some(c) if c.is_ascii_alphabetic() => bytes,
+            Some(c) if c.is_ascii() && !c.is_ascii_digit() && !b"\r\n'".contains(c) => &bytes[1..],
+            _ => return false,
+        };
+        if body.is_empty() || !body.iter().all(u8::is_ascii_alphabetic) {
+            return false;
+        }
+        if next.bytes[2] | next.bytes[3] != 0 {
+            return false; // a non-ASCII letter may continue the piece
+        }
+        let mut one = Vec::new();
+        boundaries(self.tok.pattern(), q, &mut one);
+        if one != [q.len()] {
+            return false; // not a single piece
+        }
+        let cont: Vec<u8> = (0u8..128)
+            .filter(|&b| next.contains(b) && (b.is_ascii_alphabetic() || b == b'\''))
+            .collect();
+        let mut u = Vec::with_capacity(q.len() + 1);
+        for i in 0..q.len() {
+            for &b in &cont {
+                u.clear();
+                u.extend_from_slice(&bytes[i..]);
+                u.push(b);
+                if trie.has_extension(&u) || trie.token_id(&u).is_some() {
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// Tokenizes the prompt together with the grammar's forced prefix and

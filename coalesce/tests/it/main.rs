@@ -83,10 +83,20 @@ fn coalescers() -> &'static [Coalescer] {
     use std::sync::OnceLock;
     static C: OnceLock<Vec<Coalescer>> = OnceLock::new();
     C.get_or_init(|| {
-        vec![
-            Coalescer::new(Arc::new(Tokenizer::o200k_base())),
-            Coalescer::new(Arc::new(Tokenizer::cl100k_base())),
-        ]
+        let mut v = Vec::new();
+        for tok in [Tokenizer::o200k_base(), Tokenizer::cl100k_base()] {
+            let tok = Arc::new(tok);
+            let mut b = toktrie::TokTrieBuilder::new().vocab_size(tok.vocab_size());
+            for id in 0..tok.vocab_size() as u32 {
+                if let Some(bytes) = tok.token_bytes(id).filter(|_| !tok.is_special(id)) {
+                    b = b.token(toktrie::TokenId(id), bytes);
+                }
+            }
+            let trie = Arc::new(b.build().unwrap());
+            v.push(Coalescer::new(tok.clone()));
+            v.push(Coalescer::new(tok).with_trie(trie));
+        }
+        v
     })
 }
 
@@ -186,4 +196,29 @@ fn shared() -> Option<std::path::PathBuf> {
         println!("SKIPPED sentencepiece_style_tokenizers_are_refused: ../shared/data is absent");
         None
     }
+}
+
+#[test]
+fn open_pieces_are_emitted_only_when_no_token_straddles_the_end() {
+    // Words the grammar may continue with one letter: when the coalescer
+    // with a trie emits the open word, every continuation keeps its tokens.
+    let c = &coalescers()[1]; // o200k with its trie
+    let tok = c.tokenizer();
+    let mut fired = 0;
+    for word in ["\"zxq", "\"qj", "\"vvk", "\"xz", "\"jq", "\"Request", "\"foo", "\"kzv"] {
+        for b in b"qjxzkvw" {
+            let next = next_of(Some(*b));
+            let f = c.forced_tokens(&Tail::new(), word.as_bytes(), &next);
+            if f.covered < word.len() {
+                continue;
+            }
+            fired += 1;
+            for rest in ["", "q", "jq", "xzkv", "zzz\"", "'ll"] {
+                let full = format!("{word}{}{rest}\"", *b as char);
+                let canon = tok.encode(&full);
+                assert_eq!(&canon[..f.tokens.len()], &f.tokens[..], "{full:?}");
+            }
+        }
+    }
+    assert!(fired > 0, "the open-piece rule never applied");
 }

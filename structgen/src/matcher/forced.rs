@@ -106,7 +106,7 @@ impl Matcher {
     /// Turns forced tokens on, in the canonical tokenization of `tokenizer`
     /// (the tokenizer the trie was built from).
     pub fn with_tokenizer(mut self, tokenizer: Arc<bpe::Tokenizer>) -> Matcher {
-        let coalescer = Coalescer::new(tokenizer);
+        let coalescer = Coalescer::new(tokenizer).with_trie(self.trie.clone());
         self.forcing = Some(Box::new(Forcing {
             coalescer,
             enabled: true,

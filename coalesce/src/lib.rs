@@ -67,7 +67,10 @@
 //!    the grammar's mask already enforces.
 //!
 //! Nothing in this relies on BPE being stable under appending inside a
-//! piece (it is not): a piece whose end may still move is never emitted.
+//! piece (it is not): a piece whose end may still move is never emitted,
+//! except an ASCII word that no vocabulary token can straddle past its end
+//! with an allowed byte ([`Coalescer::with_trie`]), where BPE provably
+//! cannot merge across the end.
 //! The price is holding back the whole last piece where llguidance holds
 //! back only the tokens a grammar-allowed token could extend; the benchmark
 //! `cargo xtask bench coalesce` measures both.

@@ -894,17 +894,15 @@ impl<V: Clone> RadixCache<V> {
         }
         if let Some(p) = parent {
             let pn = self.node(p);
-            if pn.is_leaf() {
-                if pn.parent.is_none() {
-                    // An empty namespace root goes too.
-                    let ns = pn.namespace;
-                    self.roots.remove(&ns);
-                    let pn = self.node_mut(p);
-                    pn.live = false;
-                    pn.generation = pn.generation.wrapping_add(1);
-                    pn.children = FxHashMap::default();
-                    self.free.push(p);
-                }
+            if pn.is_leaf() && pn.parent.is_none() {
+                // An empty namespace root goes too.
+                let ns = pn.namespace;
+                self.roots.remove(&ns);
+                let pn = self.node_mut(p);
+                pn.live = false;
+                pn.generation = pn.generation.wrapping_add(1);
+                pn.children = FxHashMap::default();
+                self.free.push(p);
             }
         }
         len

@@ -23,3 +23,19 @@ pub fn llg_tok_env(tokenizer: &bpe::Tokenizer, eos: u32) -> peer_toktrie::TokEnv
     let trie = peer_toktrie::TokTrie::from(&info, &words);
     Arc::new(peer_toktrie::ApproximateTokEnv::new(trie))
 }
+
+/// A quiet llguidance parser factory over `env`, with `slices` (empty: its
+/// slicer off; `llguidance::earley::SlicedBiasComputer::general_slices()`:
+/// its default).
+///
+/// # Errors
+/// llguidance refuses the slices.
+pub fn llg_factory(
+    env: &peer_toktrie::TokEnv,
+    slices: &[String],
+) -> anyhow::Result<llguidance::ParserFactory> {
+    let caps = peer_toktrie::InferenceCapabilities::default();
+    let mut factory = llguidance::ParserFactory::new(env, caps, slices)?;
+    factory.quiet();
+    Ok(factory)
+}

@@ -6,7 +6,7 @@
 #![allow(unsafe_code)]
 
 use crate::trie::TokTrie;
-use crate::{Recognizer, StateRecognizer, TokenSet};
+use crate::{Recognizer, StateRecognizer, TokenId, TokenSet};
 
 impl TokTrie {
     /// Sets `mask` to exactly the tokens `r` allows at its current position:
@@ -37,11 +37,7 @@ impl TokTrie {
         r.trie_started();
         let pending = walk_subtree(self, r, mask.words_mut(), 0);
         r.pop_bytes(pending);
-        for &(id, _) in &self.specials {
-            if r.special_allowed(id) {
-                mask.insert(id);
-            }
-        }
+        self.add_allowed_specials(mask, |id| r.special_allowed(id));
         r.trie_finished();
         self.finish(mask);
     }
@@ -91,11 +87,7 @@ impl TokTrie {
         self.prepare(mask);
         let start = r.start();
         walk_subtree_by_state(self, r, mask.words_mut(), 0, start);
-        for &(id, _) in &self.specials {
-            if r.special_allowed(id) {
-                mask.insert(id);
-            }
-        }
+        self.add_allowed_specials(mask, |id| r.special_allowed(id));
         r.walk_finished();
         self.finish(mask);
     }
@@ -114,6 +106,16 @@ impl TokTrie {
         walk_subtree_by_state(self, r, mask.words_mut(), node, start);
         r.walk_finished();
         self.finish(mask);
+    }
+
+    /// Adds the special tokens `allowed` accepts to `mask` (specials are
+    /// kept outside the byte trie, so no walk reaches them).
+    fn add_allowed_specials(&self, mask: &mut TokenSet, mut allowed: impl FnMut(TokenId) -> bool) {
+        for &(id, _) in &self.specials {
+            if allowed(id) {
+                mask.insert(id);
+            }
+        }
     }
 
     /// Grows `mask` to the vocabulary if needed, so the sink bit exists.

@@ -246,12 +246,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         let trie = Arc::new(Matcher::trie_of(tok)?);
         let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
         let env = canonical_env(tok, eos);
-        let mut factory = llguidance::ParserFactory::new(
-            &env,
-            peer_toktrie::InferenceCapabilities::default(),
-            &[],
-        )?;
-        factory.quiet();
+        let factory = compare::peer::llg_factory(&env, &[])?;
 
         let (n, ours, theirs) = character(tok, &trie, &factory)?;
         ensure!(ours.non_canonical == 0, "{tname}: non-canonical forced tokens on Character");

@@ -174,13 +174,7 @@ fn node_share(v: &Vocab, grammar: &earley::Grammar, tokens: &[TokenId]) -> Resul
 }
 
 fn peer_factory(v: &Vocab, slices: &[String]) -> Result<llguidance::ParserFactory> {
-    let mut factory = llguidance::ParserFactory::new(
-        &v.peer,
-        peer_toktrie::InferenceCapabilities::default(),
-        slices,
-    )?;
-    factory.quiet();
-    Ok(factory)
+    compare::peer::llg_factory(&v.peer, slices)
 }
 
 fn peer_matcher(factory: &llguidance::ParserFactory, kind: &Kind) -> Result<llguidance::Matcher> {

@@ -75,13 +75,7 @@ impl Config {
 fn configs(peer_env: &peer_toktrie::TokEnv, trie: &Arc<TokTrie>) -> Result<Vec<Config>> {
     let slicer = Arc::new(slicer::Slicer::new(trie, &slicer::SlicerConfig::json())?);
     let llg = |name, slices: &[String]| -> Result<Config> {
-        let mut factory = llguidance::ParserFactory::new(
-            peer_env,
-            peer_toktrie::InferenceCapabilities::default(),
-            slices,
-        )?;
-        factory.quiet();
-        Ok(Config::Llg { name, factory })
+        Ok(Config::Llg { name, factory: compare::peer::llg_factory(peer_env, slices)? })
     };
     Ok(vec![
         Config::Ours {

@@ -14,11 +14,7 @@ use rand::{Rng, SeedableRng};
 
 fn peer_factory() -> llguidance::ParserFactory {
     let env = peer_toktrie::ApproximateTokEnv::single_byte_env();
-    let mut f =
-        llguidance::ParserFactory::new(&env, peer_toktrie::InferenceCapabilities::default(), &[])
-            .unwrap();
-    f.quiet();
-    f
+    compare::peer::llg_factory(&env, &[]).unwrap()
 }
 
 /// llguidance's longest accepted prefix and final acceptance.

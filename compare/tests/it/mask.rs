@@ -42,13 +42,7 @@ fn vocabularies() -> Vec<Vocab> {
 }
 
 fn peer_matcher(v: &Vocab, grammar: llguidance::api::TopLevelGrammar) -> llguidance::Matcher {
-    let mut factory = llguidance::ParserFactory::new(
-        &v.peer,
-        peer_toktrie::InferenceCapabilities::default(),
-        &[],
-    )
-    .unwrap();
-    factory.quiet();
+    let factory = compare::peer::llg_factory(&v.peer, &[]).unwrap();
     let parser = factory.create_parser(grammar);
     llguidance::Matcher::new(parser)
 }
@@ -549,13 +543,7 @@ fn shared_grammars_both_engines_reject() {
         return;
     };
     let v = vocab("o200k", bpe::Tokenizer::o200k_base());
-    let mut factory = llguidance::ParserFactory::new(
-        &v.peer,
-        peer_toktrie::InferenceCapabilities::default(),
-        &[],
-    )
-    .unwrap();
-    factory.quiet();
+    let factory = compare::peer::llg_factory(&v.peer, &[]).unwrap();
     for (rel, located, what) in [
         // A library of terminals for `%import common.X` (exercised through
         // json.lark and the imports in the front-end tests): no `start`.

@@ -68,10 +68,7 @@ fn setup_with(tokenizer: bpe::Tokenizer) -> Setup {
     let trie = Arc::new(Matcher::trie_of(&tokenizer).unwrap());
     let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
     let env = compare::peer::llg_tok_env(&tokenizer, eos);
-    let mut factory =
-        llguidance::ParserFactory::new(&env, peer_toktrie::InferenceCapabilities::default(), &[])
-            .unwrap();
-    factory.quiet();
+    let factory = compare::peer::llg_factory(&env, &[]).unwrap();
     Setup { tokenizer, trie, factory }
 }
 

@@ -34,12 +34,7 @@ fn setup(what: &str) -> Option<Setup> {
     let slicer = Arc::new(Slicer::new(&trie, &SlicerConfig::json()).unwrap());
     let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
     let env = compare::peer::llg_tok_env(&tokenizer, eos);
-    let factory = |slices: &[String]| {
-        let caps = peer_toktrie::InferenceCapabilities::default();
-        let mut f = llguidance::ParserFactory::new(&env, caps, slices).unwrap();
-        f.quiet();
-        f
-    };
+    let factory = |slices: &[String]| compare::peer::llg_factory(&env, slices).unwrap();
     let plain = factory(&[]);
     let sliced = factory(&llguidance::earley::SlicedBiasComputer::general_slices());
     Some(Setup { tokenizer, trie, slicer, plain, sliced })

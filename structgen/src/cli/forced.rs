@@ -31,14 +31,7 @@ impl Tally {
         match m.replay(&ids) {
             Ok(s) => {
                 self.documents += 1;
-                let t = &mut self.total;
-                t.tokens += s.tokens;
-                t.forced_tokens += s.forced_tokens;
-                t.non_canonical += s.non_canonical;
-                t.model_calls += s.model_calls;
-                t.model_calls_plain += s.model_calls_plain;
-                t.forced_steps += s.forced_steps;
-                t.forced_us += s.forced_us;
+                self.total += s;
             }
             Err(_) => self.rejected += 1,
         }

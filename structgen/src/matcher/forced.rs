@@ -72,6 +72,19 @@ pub struct ReplayStats {
     pub forced_us: f64,
 }
 
+/// Sums the counts of several replays (a corpus total).
+impl std::ops::AddAssign for ReplayStats {
+    fn add_assign(&mut self, s: ReplayStats) {
+        self.tokens += s.tokens;
+        self.forced_tokens += s.forced_tokens;
+        self.non_canonical += s.non_canonical;
+        self.model_calls += s.model_calls;
+        self.model_calls_plain += s.model_calls_plain;
+        self.forced_steps += s.forced_steps;
+        self.forced_us += s.forced_us;
+    }
+}
+
 /// The parser seen through the healing prefix: the first bytes must be the
 /// healed prompt bytes, the rest goes to the parser.
 struct Healing<'a> {

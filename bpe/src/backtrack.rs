@@ -18,35 +18,33 @@
 use crate::model::{Model, Rules, Symbols};
 use crate::vocab::{Kind, Tokens};
 
-/// "No token" / "no node".
-pub(crate) const NONE: u32 = u32::MAX;
+use crate::pairs::PairTable;
+pub(crate) use crate::trie::NONE;
+use crate::trie::Trie;
 
 /// The trie's root node.
 pub(crate) const ROOT: u32 = 0;
 
-/// A token's canonical split and creation priority, side by side so that
-/// the compatibility walk touches one cache line per step.
-#[derive(Debug, Clone, Copy)]
-struct Meta {
-    left: u32,
-    right: u32,
-    /// The priority (plus one) of the merge that creates the token; 0 for
-    /// single bytes. Invariant: a token's priority exceeds its parts'.
-    created: u32,
-}
-
 /// Tables of the backtracking encoder.
 #[derive(Debug)]
 pub(crate) struct Backtracker {
-    /// Canonical split `(left, right)` and creation priority of every valid
-    /// token; `(t, t)` for a single byte; `(NONE, NONE)` for tokens BPE never
-    /// produces.
-    split: Vec<Meta>,
+    /// Canonical split `[left, right]` of every valid token; `[t, t]` for a
+    /// single byte; `[NONE, NONE]` for tokens BPE never produces.
+    split: Vec<[u32; 2]>,
+    /// The priority (plus one) of the merge that creates each valid token;
+    /// 0 for single bytes. Invariant: a token's priority exceeds its parts'.
+    /// Not read when `ranked` (it is then a function of the id).
+    created: Vec<u32>,
+    /// tiktoken ranks with the 256 bytes at ids 0..=255: the priority of a
+    /// token is its id plus one (0 for bytes), so the compatibility walk
+    /// needs no `created` lookup.
+    ranked: bool,
     /// The longest valid token that is a proper prefix of each token.
     next_prefix: Vec<u32>,
-    /// tiktoken rules between valid tokens, filled once the splits are
-    /// known (during the split search the byte map answers instead).
+    /// tiktoken rules between valid tokens: `(x, y)` to the priority (plus
+    /// one) of the valid token `bytes(x) ++ bytes(y)`.
     pairs: PairTable,
+    /// The valid tokens (and, through `is_word`, every ordinary token).
     trie: Trie,
     /// Distinguishes backtrackers in the thread-local compatibility cache
     /// (unique per build, never reused).
@@ -71,172 +69,6 @@ thread_local! {
     static PAIR_CACHE: std::cell::RefCell<PairCache> = std::cell::RefCell::new(PairCache::default());
 }
 
-/// A byte trie over the valid tokens with children stored contiguously.
-///
-/// Layout for few cache misses per step: a node's edge range and token sit
-/// side by side in `nodes`, and an edge packs its label with its child.
-#[derive(Debug, Default)]
-struct Trie {
-    /// Per node: the index of its first edge in `edges` and the valid token
-    /// ending at it (or `NONE`). Node `n`'s edges are
-    /// `edges[nodes[n].0..nodes[n + 1].0]`; a last sentinel entry closes the
-    /// range of the last node.
-    nodes: Vec<(u32, u32)>,
-    /// Edges sorted by label within a node: `child << 8 | label`
-    /// (so node ids stay below 2^24).
-    edges: Vec<u32>,
-    /// Root children by byte, for the first step.
-    root: Vec<u32>,
-    /// Depth-two nodes by their two bytes (`b0 << 8 | b1`), for the second
-    /// step: 256 KiB that save a search in the widest levels.
-    level2: Vec<u32>,
-    /// Bit `n` is set when node `n` spells an ordinary token, valid or not
-    /// (the whole-piece shortcut of the incremental encoders needs both).
-    word: Vec<u64>,
-}
-
-/// Trie node ids must fit the 24 bits of an edge.
-const MAX_NODES: usize = 1 << 24;
-
-impl Trie {
-    /// Builds the trie breadth-first from the tokens sorted by bytes: a
-    /// node is a run of sorted tokens sharing a prefix, its children the
-    /// sub-runs by the next byte. Linear in the total token length after the
-    /// sort; `ids` must have distinct bytes. `None` past `MAX_NODES` nodes.
-    fn build(tokens: &Tokens, ids: &[u32]) -> Option<Trie> {
-        let mut ids = ids.to_vec();
-        ids.sort_unstable_by(|&a, &b| tokens.bytes(a).cmp(tokens.bytes(b)));
-        let mut trie = Trie::default();
-        // (run start, run end, depth) per node, in node order.
-        let mut queue: Vec<(u32, u32, u32)> = vec![(0, ids.len() as u32, 0)];
-        let mut q = 0;
-        while q < queue.len() {
-            let (lo, hi, d) = queue[q];
-            let (mut i, hi, d) = (lo as usize, hi as usize, d as usize);
-            // The shortest string sorts first; it ends here when its length is d.
-            let ends_here = i < hi && tokens.token_len(ids[i]) == d;
-            let node = trie.nodes.len();
-            if trie.word.len() <= node / 64 {
-                trie.word.push(0);
-            }
-            if ends_here {
-                trie.word[node / 64] |= 1 << (node % 64);
-            }
-            trie.nodes.push((trie.edges.len() as u32, if ends_here { ids[i] } else { NONE }));
-            if ends_here {
-                i += 1;
-            }
-            while i < hi {
-                let b = tokens.bytes(ids[i])[d];
-                let mut j = i + 1;
-                while j < hi && tokens.bytes(ids[j])[d] == b {
-                    j += 1;
-                }
-                if queue.len() >= MAX_NODES {
-                    return None;
-                }
-                trie.edges.push((queue.len() as u32) << 8 | u32::from(b));
-                queue.push((i as u32, j as u32, d as u32 + 1));
-                i = j;
-            }
-            q += 1;
-        }
-        trie.nodes.push((trie.edges.len() as u32, NONE));
-        let mut root = vec![NONE; 256];
-        for &e in trie.node_edges(0) {
-            root[(e & 0xFF) as usize] = e >> 8;
-        }
-        let mut level2 = vec![NONE; 1 << 16];
-        for (b0, &n) in root.iter().enumerate() {
-            if n == NONE {
-                continue;
-            }
-            for &e in trie.node_edges(n) {
-                level2[b0 << 8 | (e & 0xFF) as usize] = e >> 8;
-            }
-        }
-        trie.root = root;
-        trie.level2 = level2;
-        Some(trie)
-    }
-
-    /// The edges of node `n`.
-    #[inline]
-    fn node_edges(&self, n: u32) -> &[u32] {
-        let lo = self.nodes[n as usize].0 as usize;
-        let hi = self.nodes[n as usize + 1].0 as usize;
-        &self.edges[lo..hi]
-    }
-
-    /// The valid token ending at node `n`, or `NONE`.
-    #[inline]
-    fn token(&self, n: u32) -> u32 {
-        self.nodes[n as usize].1
-    }
-
-    /// Calls `f` with every token that is a proper prefix of `bytes`.
-    #[inline]
-    fn prefixes(&self, bytes: &[u8], mut f: impl FnMut(u32, usize) -> bool) {
-        let mut n = 0u32;
-        for (i, &b) in bytes[..bytes.len().saturating_sub(1)].iter().enumerate() {
-            n = self.child(n, b);
-            if n == NONE {
-                return;
-            }
-            let t = self.token(n);
-            if t != NONE && f(t, i + 1) {
-                return;
-            }
-        }
-    }
-
-    #[inline]
-    fn child(&self, n: u32, b: u8) -> u32 {
-        if n == 0 {
-            return self.root[b as usize];
-        }
-        let edges = self.node_edges(n);
-        let k = if edges.len() <= 8 {
-            edges.iter().position(|&e| e as u8 == b)
-        } else {
-            edges.binary_search_by_key(&b, |&e| e as u8).ok()
-        };
-        k.map_or(NONE, |k| edges[k] >> 8)
-    }
-
-    /// The longest valid token that is a prefix of `bytes`.
-    #[inline]
-    fn longest(&self, bytes: &[u8]) -> u32 {
-        let (n1, n2) = match *bytes {
-            [] => return NONE,
-            [b0] => (self.root[b0 as usize], NONE),
-            [b0, b1, ..] => (self.root[b0 as usize], self.level2[(b0 as usize) << 8 | b1 as usize]),
-        };
-        if n1 == NONE {
-            return NONE;
-        }
-        let mut best = self.token(n1);
-        if n2 == NONE {
-            return best;
-        }
-        let mut n = n2;
-        if self.token(n) != NONE {
-            best = self.token(n);
-        }
-        for &b in &bytes[2..] {
-            n = self.child(n, b);
-            if n == NONE {
-                break;
-            }
-            let t = self.token(n);
-            if t != NONE {
-                best = t;
-            }
-        }
-        best
-    }
-}
-
 impl Backtracker {
     /// The child of trie node `n` by byte `b`, or [`NONE`].
     #[inline]
@@ -253,22 +85,14 @@ impl Backtracker {
     /// Whether trie node `n` spells an ordinary token (valid or not).
     #[inline]
     pub(crate) fn node_is_word(&self, n: u32) -> bool {
-        self.trie.word[n as usize / 64] & (1 << (n % 64)) != 0
+        self.trie.is_word(n)
     }
 
     /// Whether BPE of `bytes(a) ++ bytes(b)` is `[a, b]`, for valid `a` and
-    /// `b` meeting at `boundary` in `text`.
+    /// `b`.
     #[inline]
-    pub(crate) fn pair_compatible(
-        &self,
-        model: &Model,
-        tokens: &Tokens,
-        text: &[u8],
-        boundary: usize,
-        a: u32,
-        b: u32,
-    ) -> bool {
-        self.compatible(model, tokens, text, boundary, a, b)
+    pub(crate) fn pair_compatible(&self, model: &Model, a: u32, b: u32) -> bool {
+        self.compatible(model, a, b)
     }
 
     /// Builds the tables, or `None` when the vocabulary does not meet the
@@ -277,54 +101,34 @@ impl Backtracker {
     pub(crate) fn build(model: &Model, tokens: &Tokens) -> Option<Backtracker> {
         let Symbols::Bytes(byte_ids) = &model.symbols else { return None };
         let n = tokens.len();
+        let ranks = matches!(model.rules, Rules::Ranks);
         let mut bt = Backtracker {
-            split: vec![Meta { left: NONE, right: NONE, created: 0 }; n],
-            next_prefix: Vec::new(),
+            split: vec![[NONE; 2]; n],
+            created: vec![0; n],
+            ranked: ranks && byte_ids.iter().all(|&b| b < 256),
+            next_prefix: vec![NONE; n],
             pairs: PairTable::default(),
             trie: Trie::default(),
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         for &id in byte_ids.iter() {
-            bt.split[id as usize] = Meta { left: id, right: id, created: 0 };
+            bt.split[id as usize] = [id, id];
         }
+        // tiktoken files reject duplicate bytes when loaded; Hugging Face
+        // vocabularies may hold them, and the byte map keeps the first.
         let ordinary = |id: u32| {
             tokens.kind(id) == Kind::Normal
                 && tokens.token_len(id) >= 2
-                && model.map.get(tokens, tokens.bytes(id)) == Some(id)
+                && (ranks || model.map.get(tokens, tokens.bytes(id)) == Some(id))
         };
         let mut ordinary_ids: Vec<u32> = byte_ids.to_vec();
         ordinary_ids.extend((0..n as u32).filter(|&id| ordinary(id)));
-        let mut all = Trie::build(tokens, &ordinary_ids)?;
+        let (mut trie, links) = Trie::build(tokens, &ordinary_ids, n)?;
         // Canonical splits in merge-priority order: a token's parts are
-        // known before it, and `reaches` (BPE of the parts' bytes gets to the
-        // two parts) needs only tables of lower priority.
+        // known before it, and `walk` (BPE of the parts' bytes gets to the
+        // two parts) needs only rules of lower priority.
         match &model.rules {
-            Rules::Ranks => {
-                // Prefix tokens come from a trie walk; only they need a
-                // lookup of the rest.
-                for id in 0..n as u32 {
-                    if !ordinary(id) {
-                        continue;
-                    }
-                    let t = tokens.bytes(id);
-                    let mut found = None;
-                    all.prefixes(t, |l, i| {
-                        let Some(r) = model.map.get(tokens, &t[i..]) else { return false };
-                        if bt.is_valid(l)
-                            && bt.is_valid(r)
-                            && bt.walk(model, tokens, t, i, l, r, true)
-                        {
-                            found = Some((l, r));
-                            return true;
-                        }
-                        false
-                    });
-                    if let Some(split) = found {
-                        bt.split[id as usize] =
-                            Meta { left: split.0, right: split.1, created: id.checked_add(1)? };
-                    }
-                }
-            }
+            Rules::Ranks => bt.ranks_pass(model, tokens, &trie, &links, &ordinary),
             Rules::Pairs(table) => {
                 let mut merges: Vec<(u32, u32, u32, u32)> = table
                     .iter()
@@ -335,10 +139,9 @@ impl Backtracker {
                     if bt.is_valid(res) || !ordinary(res) || !bt.is_valid(l) || !bt.is_valid(r) {
                         continue;
                     }
-                    let t = tokens.bytes(res);
-                    if bt.walk(model, tokens, t, tokens.token_len(l), l, r, true) {
-                        bt.split[res as usize] =
-                            Meta { left: l, right: r, created: prio.checked_add(1)? };
+                    if bt.walk(model, l, r, true) {
+                        bt.split[res as usize] = [l, r];
+                        bt.created[res as usize] = prio.checked_add(1)?;
                     }
                 }
             }
@@ -357,99 +160,132 @@ impl Backtracker {
                 return None;
             }
         }
-        // The trie keeps only valid tokens.
-        for node in all.nodes.iter_mut() {
+        // Next prefixes top-down (parents are numbered before children):
+        // `above[node]` is the deepest valid token strictly above it. Then
+        // the trie keeps only valid tokens.
+        let mut above = vec![NONE; trie.len()];
+        for node in 0..trie.len() as u32 {
+            let t = trie.token(node);
+            let valid = t != NONE && bt.is_valid(t);
+            if valid {
+                bt.next_prefix[t as usize] = above[node as usize];
+            }
+            let here = if valid { t } else { above[node as usize] };
+            for &e in trie.node_edges(node) {
+                above[(e >> 8) as usize] = here;
+            }
+        }
+        for node in trie.nodes.iter_mut() {
             if node.1 != NONE && !bt.is_valid(node.1) {
                 node.1 = NONE;
             }
         }
-        let mut next_prefix = vec![NONE; n];
-        for t in 0..n as u32 {
-            if bt.is_valid(t) {
-                let b = tokens.bytes(t);
-                next_prefix[t as usize] = all.longest(&b[..b.len() - 1]);
-            }
-        }
-        if let Rules::Ranks = model.rules {
-            // Every split of a valid token into two valid tokens is a rule
-            // whose priority is the token's rank.
-            // Two passes (count, then fill) so that no list of the entries
-            // is held: the table is sized exactly and the peak memory of the
-            // build stays low.
-            let pass = |table: Option<&mut PairTable>| {
-                let mut count = 0usize;
-                let mut table = table;
-                for id in 0..n as u32 {
-                    if !bt.is_valid(id) || tokens.token_len(id) < 2 {
-                        continue;
-                    }
-                    let t = tokens.bytes(id);
-                    all.prefixes(t, |l, i| {
-                        if let Some(r) = model.map.get(tokens, &t[i..]).filter(|&r| bt.is_valid(r))
-                        {
-                            count += 1;
-                            if let Some(table) = table.as_deref_mut() {
-                                table.insert(key(l, r), id + 1);
-                            }
-                        }
-                        false
-                    });
-                }
-                count
-            };
-            let mut table = PairTable::with_capacity(pass(None));
-            pass(Some(&mut table));
-            bt.pairs = table;
-        }
-        bt.trie = all;
-        bt.next_prefix = next_prefix;
+        bt.trie = trie;
         Some(bt)
     }
 
-    /// The priority (plus one) of the rule merging `x` and `y`, which sit
-    /// at `piece[boundary - len(x)..boundary + len(y)]`.
-    #[inline]
-    fn rule(
-        &self,
+    /// The canonical splits and the pair table of a tiktoken vocabulary, in
+    /// one pass in rank order.
+    ///
+    /// The splits of token `t` are `(l, r)` with `l` a token ending at one of
+    /// the trie ancestors of `t` (the prefix links) and `r` the token of the
+    /// rest (one byte-map lookup). The canonical one is the split whose walk
+    /// passes; the walk of `t` reads only rules of priority below `t`'s, with
+    /// both parts below `t` (see DESIGN.md), so the table is filled as the
+    /// pass goes: when `t` turns out valid its splits into valid tokens are
+    /// inserted, and a split with a part of higher rank waits in `pending`
+    /// until that part's validity is known.
+    fn ranks_pass(
+        &mut self,
         model: &Model,
         tokens: &Tokens,
-        piece: &[u8],
-        boundary: usize,
-        x: u32,
-        y: u32,
-    ) -> Option<u32> {
-        match &model.rules {
-            Rules::Ranks if !self.pairs.is_empty() => self.pairs.get(key(x, y)),
-            Rules::Ranks => {
-                let bytes = &piece[boundary - tokens.token_len(x)..boundary + tokens.token_len(y)];
-                let t = model.map.get(tokens, bytes)?;
-                // Only valid tokens ever form (see DESIGN.md).
-                (self.split[t as usize].left != NONE).then_some(t + 1)
+        trie: &Trie,
+        links: &crate::trie::Links,
+        ordinary: &impl Fn(u32) -> bool,
+    ) {
+        use std::cmp::Reverse;
+        let n = tokens.len();
+        self.pairs = PairTable::with_capacity(n * 2);
+        let mut pending: std::collections::BinaryHeap<Reverse<(u32, u32, u32, u32)>> =
+            std::collections::BinaryHeap::new();
+        let mut cands: Vec<(u32, u32)> = Vec::new();
+        for t in 0..n as u32 {
+            if ordinary(t) {
+                let tb = tokens.bytes(t);
+                cands.clear();
+                let mut node = links.up[links.node_of[t as usize] as usize];
+                while node != NONE {
+                    let l = trie.token(node);
+                    if let Some(r) = model.map.get(tokens, &tb[tokens.token_len(l)..]) {
+                        cands.push((l, r));
+                    }
+                    node = links.up[node as usize];
+                }
+                for &(l, r) in &cands {
+                    if self.is_valid(l) && self.is_valid(r) && self.walk(model, l, r, true) {
+                        self.split[t as usize] = [l, r];
+                        self.created[t as usize] = t + 1;
+                        break;
+                    }
+                }
+                if self.is_valid(t) {
+                    // Parts of higher rank (not single bytes) are not
+                    // settled yet.
+                    let later = |x: u32| if x > t && tokens.token_len(x) > 1 { x } else { 0 };
+                    for &(l, r) in &cands {
+                        let wait = later(l).max(later(r));
+                        if wait != 0 {
+                            pending.push(Reverse((wait, l, r, t)));
+                        } else if self.is_valid(l) && self.is_valid(r) {
+                            self.pairs.insert(key(l, r), t + 1);
+                        }
+                    }
+                }
             }
+            while let Some(&Reverse((wait, l, r, s))) = pending.peek() {
+                if wait > t {
+                    break;
+                }
+                pending.pop();
+                if self.is_valid(l) && self.is_valid(r) {
+                    self.pairs.insert(key(l, r), s + 1);
+                }
+            }
+        }
+    }
+
+    /// The priority (plus one) of the rule merging valid `x` and `y` into a
+    /// valid token.
+    #[inline]
+    fn rule(&self, model: &Model, x: u32, y: u32) -> Option<u32> {
+        match &model.rules {
+            Rules::Ranks => self.pairs.get(key(x, y)),
             Rules::Pairs(table) => {
                 let &(prio, res) = table.get(&key(x, y))?;
-                (self.split[res as usize].left != NONE).then_some(prio + 1)
+                // Only valid tokens ever form (see DESIGN.md).
+                self.is_valid(res).then_some(prio + 1)
             }
         }
     }
 
     #[inline]
     pub(crate) fn is_valid(&self, t: u32) -> bool {
-        self.split[t as usize].left != NONE
+        self.split[t as usize][0] != NONE
     }
 
-    /// Whether BPE of `bytes(a) ++ bytes(b)` is `[a, b]` (both valid), where
-    /// `a` ends and `b` starts at `boundary` in `piece`.
+    /// The priority (plus one) of the merge creating valid `t`; 0 for bytes.
     #[inline]
-    fn compatible(
-        &self,
-        model: &Model,
-        tokens: &Tokens,
-        piece: &[u8],
-        boundary: usize,
-        a: u32,
-        b: u32,
-    ) -> bool {
+    fn created(&self, t: u32) -> u32 {
+        if self.ranked {
+            if t < 256 { 0 } else { t + 1 }
+        } else {
+            self.created[t as usize]
+        }
+    }
+
+    /// Whether BPE of `bytes(a) ++ bytes(b)` is `[a, b]` (both valid).
+    #[inline]
+    fn compatible(&self, model: &Model, a: u32, b: u32) -> bool {
         // A thread-local direct-mapped cache of answers: text repeats token
         // pairs (kana particles, common word pairs), and a full walk costs
         // a pair-table probe per step down both spines. The cache belongs to
@@ -459,7 +295,7 @@ impl Backtracker {
         let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CACHE_BITS)) as usize;
         PAIR_CACHE.with(|cache| {
             let Ok(mut cache) = cache.try_borrow_mut() else {
-                return self.walk(model, tokens, piece, boundary, a, b, false);
+                return self.walk(model, a, b, false);
             };
             if cache.owner != self.id {
                 cache.owner = self.id;
@@ -470,7 +306,7 @@ impl Backtracker {
             if e != u64::MAX && e >> 1 == key {
                 return e & 1 == 1;
             }
-            let ok = self.walk(model, tokens, piece, boundary, a, b, false);
+            let ok = self.walk(model, a, b, false);
             cache.slots[slot] = key << 1 | u64::from(ok);
             ok
         })
@@ -481,17 +317,7 @@ impl Backtracker {
     /// With `skip_top` the final pair `(a, b)` itself may merge: the answer
     /// is then whether BPE reaches the two parts `[a, b]`.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
-    fn walk(
-        &self,
-        model: &Model,
-        tokens: &Tokens,
-        piece: &[u8],
-        boundary: usize,
-        a: u32,
-        b: u32,
-        skip_top: bool,
-    ) -> bool {
+    fn walk(&self, model: &Model, a: u32, b: u32, skip_top: bool) -> bool {
         let (mut x, mut y) = (a, b);
         // The priorities at which x and y get consumed by their parents.
         let (mut end_x, mut end_y) = (u32::MAX, u32::MAX);
@@ -499,13 +325,12 @@ impl Backtracker {
         loop {
             if std::mem::take(&mut first) {
                 // The top pair is the merge under test.
-            } else if let Some(q) = self.rule(model, tokens, piece, boundary, x, y) {
+            } else if let Some(q) = self.rule(model, x, y) {
                 if q < end_x && q <= end_y {
                     return false;
                 }
             }
-            let (mx, my) = (self.split[x as usize], self.split[y as usize]);
-            let (cx, cy) = (mx.created, my.created);
+            let (cx, cy) = (self.created(x), self.created(y));
             if cx == 0 && cy == 0 {
                 return true;
             }
@@ -513,10 +338,10 @@ impl Backtracker {
             // one happened later (leftmost merges first).
             if cx > cy {
                 end_x = cx;
-                x = mx.right;
+                x = self.split[x as usize][1];
             } else {
                 end_y = cy;
-                y = my.left;
+                y = self.split[y as usize][0];
             }
         }
     }
@@ -535,10 +360,7 @@ impl Backtracker {
             let t = next;
             let end = pos + tokens.token_len(t);
             let alive = dead[end / 64] & (1 << (end % 64)) == 0;
-            if alive
-                && (out.len() == base
-                    || self.compatible(model, tokens, piece, pos, out[out.len() - 1], t))
-            {
+            if alive && (out.len() == base || self.compatible(model, out[out.len() - 1], t)) {
                 out.push(t);
                 pos = end;
                 next = if pos < n { self.trie.longest(&piece[pos..]) } else { NONE };
@@ -560,71 +382,17 @@ impl Backtracker {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.split.capacity() * 12
+        self.split.capacity() * 8
+            + self.created.capacity() * 4
             + self.next_prefix.capacity() * 4
-            + self.pairs.slots.capacity() * 12
-            + self.trie.nodes.capacity() * 8
-            + self.trie.edges.capacity() * 4
-            + self.trie.level2.capacity() * 4
-            + self.trie.word.capacity() * 8
-    }
-}
-
-/// An open-addressing table (linear probing) from a token pair to a rule
-/// priority, 12 bytes a slot, at most 5/8 full.
-#[derive(Debug, Default)]
-struct PairTable {
-    /// `[key >> 32, key as u32, value]` per slot (one cache line per
-    /// probe); `u64::MAX` keys mark empty slots. Never full.
-    slots: Vec<[u32; 3]>,
-}
-
-impl PairTable {
-    /// An empty table for `n` entries at a load factor of at most 5/8.
-    fn with_capacity(n: usize) -> PairTable {
-        PairTable { slots: vec![[u32::MAX, u32::MAX, 0]; n * 8 / 5 + 2] }
+            + self.pairs.heap_bytes()
+            + self.trie.heap_bytes()
     }
 
-    fn insert(&mut self, k: u64, v: u32) {
-        let mut i = self.slot(k);
-        while self.key(i) != u64::MAX && self.key(i) != k {
-            i = if i + 1 == self.slots.len() { 0 } else { i + 1 };
-        }
-        self.slots[i] = [(k >> 32) as u32, k as u32, v];
-    }
-
-    #[inline]
-    fn key(&self, i: usize) -> u64 {
-        let [hi, lo, _] = self.slots[i];
-        (u64::from(hi) << 32) | u64::from(lo)
-    }
-
-    #[inline]
-    fn is_empty(&self) -> bool {
-        self.slots.is_empty()
-    }
-
-    /// The home slot of `k`: a multiplicative hash mapped onto the table
-    /// length (any length, not only powers of two).
-    #[inline]
-    fn slot(&self, k: u64) -> usize {
-        let h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        ((u128::from(h) * self.slots.len() as u128) >> 64) as usize
-    }
-
-    #[inline]
-    fn get(&self, k: u64) -> Option<u32> {
-        let mut i = self.slot(k);
-        loop {
-            let s = self.key(i);
-            if s == k {
-                return Some(self.slots[i][2]);
-            }
-            if s == u64::MAX {
-                return None;
-            }
-            i = if i + 1 == self.slots.len() { 0 } else { i + 1 };
-        }
+    /// Entries in the pair table (tiktoken vocabularies).
+    #[cfg(test)]
+    pub(crate) fn pair_count(&self) -> usize {
+        self.pairs.len()
     }
 }
 

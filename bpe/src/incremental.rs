@@ -52,7 +52,6 @@ impl PrefixTable {
         &mut self,
         bt: &Backtracker,
         model: &Model,
-        tokens: &Tokens,
         text: &[u8],
         end: usize,
     ) {
@@ -81,7 +80,7 @@ impl PrefixTable {
                 }
                 let k0 = k0 as usize;
                 if k0 == 0
-                    || bt.pair_compatible(model, tokens, text, self.start + k0, self.last[k0], t)
+                    || bt.pair_compatible(model, self.last[k0], t)
                 {
                     chosen = (t, k0);
                     break;
@@ -157,7 +156,6 @@ impl SuffixTable {
         &mut self,
         bt: &Backtracker,
         model: &Model,
-        tokens: &Tokens,
         text: &[u8],
         end: usize,
         m: usize,
@@ -183,8 +181,7 @@ impl SuffixTable {
             let mut chosen = (NONE, 1);
             for &(l, t) in self.cands.iter().rev() {
                 let l = l as usize;
-                if l == m1 || bt.pair_compatible(model, tokens, text, x + l, t, self.first[m1 - l])
-                {
+                if l == m1 || bt.pair_compatible(model, t, self.first[m1 - l]) {
                     chosen = (t, l);
                     break;
                 }
@@ -228,7 +225,6 @@ impl SuffixTable {
 pub(crate) fn run_counts(
     bt: &Backtracker,
     model: &Model,
-    tokens: &Tokens,
     c: u8,
     max: usize,
 ) -> Vec<u32> {
@@ -248,8 +244,6 @@ pub(crate) fn run_counts(
         }
     }
     lens.reverse();
-    let longest = lens.first().map_or(1, |&(l, _)| l);
-    let buf = vec![c; 2 * longest];
     let mut last = vec![NONE; max + 1];
     let mut depth = vec![0u32; max + 1];
     for k in 1..=max {
@@ -257,13 +251,7 @@ pub(crate) fn run_counts(
             if l > k {
                 continue;
             }
-            // Compatibility of (last[k - l], t) only looks at their bytes,
-            // all `c`: any buffer of c's with the boundary in place serves.
-            if l == k || {
-                let a = last[k - l];
-                let la = tokens.token_len(a);
-                bt.pair_compatible(model, tokens, &buf[longest - la.min(longest)..], la, a, t)
-            } {
+            if l == k || bt.pair_compatible(model, last[k - l], t) {
                 last[k] = t;
                 depth[k] = depth[k - l] + 1;
                 break;

@@ -100,6 +100,7 @@
 
 mod appending;
 mod backtrack;
+mod pairs;
 mod chunk;
 pub mod data;
 mod error;
@@ -111,6 +112,7 @@ mod prepending;
 mod pretok;
 mod tiktoken;
 mod tokenizer;
+mod trie;
 mod unicode;
 mod vocab;
 

@@ -4,6 +4,7 @@ use anyhow::Result;
 
 mod bpe;
 mod coalesce;
+mod jsonsuite;
 mod mask;
 mod maskbench;
 mod radix;
@@ -26,6 +27,11 @@ pub(crate) const SUITES: &[Suite] = &[
     },
     Suite { name: "mask", about: "grammar masks vs llguidance", run: mask::run },
     Suite { name: "maskbench", about: "MaskBench JSON Schemas vs llguidance", run: maskbench::run },
+    Suite {
+        name: "jsonsuite",
+        about: "JSON-Schema-Test-Suite vs llguidance, side by side",
+        run: jsonsuite::run,
+    },
     Suite { name: "coalesce", about: "forced tokens vs llguidance", run: coalesce::run },
     Suite { name: "radix", about: "radix prefix cache vs a hash-of-blocks cache", run: radix::run },
 ];

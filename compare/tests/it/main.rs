@@ -5,6 +5,7 @@
 mod bpe;
 mod coalesce;
 mod frontends;
+mod jsonsuite;
 mod mask;
 mod maskbench;
 mod slicer;

@@ -152,7 +152,7 @@ impl<'t> AppendingEncoder<'t> {
                         self.tables.len() - 1
                     }
                 };
-                self.tables[k].extend(bt, &tok.model, self.text.as_bytes(), y);
+                self.tables[k].extend(bt, &tok.model, &tok.tokens, self.text.as_bytes(), y);
                 self.tables.swap(k, keep);
                 keep += 1;
             }

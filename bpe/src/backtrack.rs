@@ -18,33 +18,45 @@
 use crate::model::{Model, Rules, Symbols};
 use crate::vocab::{Kind, Tokens};
 
-use crate::pairs::PairTable;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+
 pub(crate) use crate::trie::NONE;
 use crate::trie::Trie;
 
 /// The trie's root node.
 pub(crate) const ROOT: u32 = 0;
 
+/// [`Backtracker::state`] of a token not looked at yet.
+const UNKNOWN: u64 = 0;
+/// [`Backtracker::state`] of a token BPE never produces.
+const INVALID: u64 = 1 << 63;
+/// [`Backtracker::state`] flag of a valid token, or-ed with
+/// `left << 24 | right` (ids fit 24 bits).
+const VALID: u64 = 1 << 62;
+
 /// Tables of the backtracking encoder.
+///
+/// Per-token facts (validity, canonical split, next prefix) are atomics
+/// filled on first use for tiktoken vocabularies: computing one token's
+/// facts reads only facts of shorter tokens, so the recursion is bounded by
+/// the token length, and two threads racing on a token store the same
+/// value. Hugging Face vocabularies fill them when built.
 #[derive(Debug)]
 pub(crate) struct Backtracker {
-    /// Canonical split `[left, right]` of every valid token; `[t, t]` for a
-    /// single byte; `[NONE, NONE]` for tokens BPE never produces.
-    split: Vec<[u32; 2]>,
-    /// The priority (plus one) of the merge that creates each valid token;
-    /// 0 for single bytes. Invariant: a token's priority exceeds its parts'.
-    /// Not read when `ranked` (it is then a function of the id).
+    /// Per token: [`UNKNOWN`], [`INVALID`], or `VALID | left << 24 | right`
+    /// (the canonical split; `(t, t)` for a single byte).
+    state: Vec<AtomicU64>,
+    /// Hugging Face rules: the priority (plus one) of the merge that creates
+    /// each valid token, 0 for single bytes (a token's priority exceeds its
+    /// parts'). Empty for tiktoken ranks, where it is the id plus one.
     created: Vec<u32>,
-    /// tiktoken ranks with the 256 bytes at ids 0..=255: the priority of a
-    /// token is its id plus one (0 for bytes), so the compatibility walk
-    /// needs no `created` lookup.
+    /// tiktoken ranks with the 256 bytes at ids 0..=255: a byte is an id
+    /// below 256, so the walk needs no length lookup to tell.
     ranked: bool,
-    /// The longest valid token that is a proper prefix of each token.
-    next_prefix: Vec<u32>,
-    /// tiktoken rules between valid tokens: `(x, y)` to the priority (plus
-    /// one) of the valid token `bytes(x) ++ bytes(y)`.
-    pairs: PairTable,
-    /// The valid tokens (and, through `is_word`, every ordinary token).
+    /// Per token: 0 when not computed yet, else the longest valid proper
+    /// prefix plus one (`u32::MAX` for none).
+    next_prefix: Vec<AtomicU32>,
+    /// Every ordinary token, valid or not.
     trie: Trie,
     /// Distinguishes backtrackers in the thread-local compatibility cache
     /// (unique per build, never reused).
@@ -55,7 +67,7 @@ pub(crate) struct Backtracker {
 const CACHE_BITS: u32 = 14;
 
 /// The source of [`Backtracker::id`]s.
-static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Compatibility answers of one backtracker: `(a << 32 | b) << 1 | answer`
 /// per slot, `u64::MAX` when empty.
@@ -78,42 +90,49 @@ impl Backtracker {
 
     /// The valid token spelled by trie node `n`, or [`NONE`].
     #[inline]
-    pub(crate) fn node_token(&self, n: u32) -> u32 {
-        self.trie.token(n)
+    pub(crate) fn node_token(&self, model: &Model, tokens: &Tokens, n: u32) -> u32 {
+        let t = self.trie.token(n);
+        if t != NONE && self.is_valid(model, tokens, t) { t } else { NONE }
     }
 
     /// Whether trie node `n` spells an ordinary token (valid or not).
     #[inline]
     pub(crate) fn node_is_word(&self, n: u32) -> bool {
-        self.trie.is_word(n)
+        self.trie.token(n) != NONE
     }
 
     /// Whether BPE of `bytes(a) ++ bytes(b)` is `[a, b]`, for valid `a` and
-    /// `b`.
+    /// `b` meeting at `boundary` in `text`.
     #[inline]
-    pub(crate) fn pair_compatible(&self, model: &Model, a: u32, b: u32) -> bool {
-        self.compatible(model, a, b)
+    pub(crate) fn pair_compatible(
+        &self,
+        model: &Model,
+        tokens: &Tokens,
+        text: &[u8],
+        boundary: usize,
+        a: u32,
+        b: u32,
+    ) -> bool {
+        self.compatible(model, tokens, text, boundary, a, b)
     }
 
     /// Builds the tables, or `None` when the vocabulary does not meet the
     /// encoder's requirements (byte symbols; every valid token's merge has a
     /// higher priority than its parts' merges).
-    pub(crate) fn build(model: &Model, tokens: &Tokens) -> Option<Backtracker> {
+    ///
+    /// `known_monotone` skips that check for tiktoken vocabularies already
+    /// known to pass it (the embedded ones; a test runs the check): their
+    /// per-token facts are then computed on first use, and building costs
+    /// only the trie. Otherwise every token is settled here and the
+    /// vocabulary is checked.
+    pub(crate) fn build(
+        model: &Model,
+        tokens: &Tokens,
+        known_monotone: bool,
+    ) -> Option<Backtracker> {
         let Symbols::Bytes(byte_ids) = &model.symbols else { return None };
         let n = tokens.len();
         let ranks = matches!(model.rules, Rules::Ranks);
-        let mut bt = Backtracker {
-            split: vec![[NONE; 2]; n],
-            created: vec![0; n],
-            ranked: ranks && byte_ids.iter().all(|&b| b < 256),
-            next_prefix: vec![NONE; n],
-            pairs: PairTable::default(),
-            trie: Trie::default(),
-            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-        };
-        for &id in byte_ids.iter() {
-            bt.split[id as usize] = [id, id];
-        }
         // tiktoken files reject duplicate bytes when loaded; Hugging Face
         // vocabularies may hold them, and the byte map keeps the first.
         let ordinary = |id: u32| {
@@ -123,25 +142,52 @@ impl Backtracker {
         };
         let mut ordinary_ids: Vec<u32> = byte_ids.to_vec();
         ordinary_ids.extend((0..n as u32).filter(|&id| ordinary(id)));
-        let (mut trie, links) = Trie::build(tokens, &ordinary_ids, n)?;
-        // Canonical splits in merge-priority order: a token's parts are
-        // known before it, and `walk` (BPE of the parts' bytes gets to the
-        // two parts) needs only rules of lower priority.
+        let mut bt = Backtracker {
+            state: (0..n).map(|_| AtomicU64::new(UNKNOWN)).collect(),
+            created: if ranks { Vec::new() } else { vec![0; n] },
+            ranked: ranks && byte_ids.iter().all(|&b| b < 256),
+            next_prefix: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            trie: Trie::build(tokens, &ordinary_ids)?,
+            id: NEXT_ID.fetch_add(1, Relaxed),
+        };
+        for &id in byte_ids.iter() {
+            bt.set_split(id, id, id);
+        }
         match &model.rules {
-            Rules::Ranks => bt.ranks_pass(model, tokens, &trie, &links, &ordinary),
+            Rules::Ranks if known_monotone => return Some(bt),
+            Rules::Ranks => {
+                for id in 0..n as u32 {
+                    if ordinary(id) {
+                        bt.is_valid(model, tokens, id);
+                    }
+                }
+            }
             Rules::Pairs(table) => {
+                // Canonical splits in merge-priority order: a token's parts
+                // are settled before it, and `walk` (BPE of the parts' bytes
+                // gets to the two parts) reads only rules of lower priority.
                 let mut merges: Vec<(u32, u32, u32, u32)> = table
                     .iter()
                     .map(|(&k, &(prio, res))| (prio, (k >> 32) as u32, k as u32, res))
                     .collect();
                 merges.sort_unstable();
                 for (prio, l, r, res) in merges {
-                    if bt.is_valid(res) || !ordinary(res) || !bt.is_valid(l) || !bt.is_valid(r) {
+                    if bt.settled_valid(res)
+                        || !ordinary(res)
+                        || !bt.settled_valid(l)
+                        || !bt.settled_valid(r)
+                    {
                         continue;
                     }
-                    if bt.walk(model, l, r, true) {
-                        bt.split[res as usize] = [l, r];
+                    let t = tokens.bytes(res);
+                    if bt.walk(model, tokens, t, tokens.token_len(l), l, r, true) {
+                        bt.set_split(res, l, r);
                         bt.created[res as usize] = prio.checked_add(1)?;
+                    }
+                }
+                for s in &bt.state {
+                    if s.load(Relaxed) == UNKNOWN {
+                        s.store(INVALID, Relaxed);
                     }
                 }
             }
@@ -153,149 +199,163 @@ impl Backtracker {
         let mut rules = Vec::new();
         for id in 0..n as u32 {
             if ordinary(id)
-                && !bt.is_valid(id)
+                && !bt.is_valid(model, tokens, id)
                 && last_merge(model, tokens, byte_ids, tokens.bytes(id), &mut parts, &mut rules)
                     .is_some()
             {
                 return None;
             }
         }
-        // Next prefixes top-down (parents are numbered before children):
-        // `above[node]` is the deepest valid token strictly above it. Then
-        // the trie keeps only valid tokens.
-        let mut above = vec![NONE; trie.len()];
-        for node in 0..trie.len() as u32 {
-            let t = trie.token(node);
-            let valid = t != NONE && bt.is_valid(t);
-            if valid {
-                bt.next_prefix[t as usize] = above[node as usize];
-            }
-            let here = if valid { t } else { above[node as usize] };
-            for &e in trie.node_edges(node) {
-                above[(e >> 8) as usize] = here;
-            }
-        }
-        for node in trie.nodes.iter_mut() {
-            if node.1 != NONE && !bt.is_valid(node.1) {
-                node.1 = NONE;
-            }
-        }
-        bt.trie = trie;
         Some(bt)
     }
 
-    /// The canonical splits and the pair table of a tiktoken vocabulary, in
-    /// one pass in rank order.
-    ///
-    /// The splits of token `t` are `(l, r)` with `l` a token ending at one of
-    /// the trie ancestors of `t` (the prefix links) and `r` the token of the
-    /// rest (one byte-map lookup). The canonical one is the split whose walk
-    /// passes; the walk of `t` reads only rules of priority below `t`'s, with
-    /// both parts below `t` (see DESIGN.md), so the table is filled as the
-    /// pass goes: when `t` turns out valid its splits into valid tokens are
-    /// inserted, and a split with a part of higher rank waits in `pending`
-    /// until that part's validity is known.
-    fn ranks_pass(
-        &mut self,
-        model: &Model,
-        tokens: &Tokens,
-        trie: &Trie,
-        links: &crate::trie::Links,
-        ordinary: &impl Fn(u32) -> bool,
-    ) {
-        use std::cmp::Reverse;
-        let n = tokens.len();
-        self.pairs = PairTable::with_capacity(n * 2);
-        let mut pending: std::collections::BinaryHeap<Reverse<(u32, u32, u32, u32)>> =
-            std::collections::BinaryHeap::new();
-        let mut cands: Vec<(u32, u32)> = Vec::new();
-        for t in 0..n as u32 {
-            if ordinary(t) {
-                let tb = tokens.bytes(t);
-                cands.clear();
-                let mut node = links.up[links.node_of[t as usize] as usize];
-                while node != NONE {
-                    let l = trie.token(node);
-                    if let Some(r) = model.map.get(tokens, &tb[tokens.token_len(l)..]) {
-                        cands.push((l, r));
-                    }
-                    node = links.up[node as usize];
-                }
-                for &(l, r) in &cands {
-                    if self.is_valid(l) && self.is_valid(r) && self.walk(model, l, r, true) {
-                        self.split[t as usize] = [l, r];
-                        self.created[t as usize] = t + 1;
-                        break;
-                    }
-                }
-                if self.is_valid(t) {
-                    // Parts of higher rank (not single bytes) are not
-                    // settled yet.
-                    let later = |x: u32| if x > t && tokens.token_len(x) > 1 { x } else { 0 };
-                    for &(l, r) in &cands {
-                        let wait = later(l).max(later(r));
-                        if wait != 0 {
-                            pending.push(Reverse((wait, l, r, t)));
-                        } else if self.is_valid(l) && self.is_valid(r) {
-                            self.pairs.insert(key(l, r), t + 1);
-                        }
-                    }
-                }
-            }
-            while let Some(&Reverse((wait, l, r, s))) = pending.peek() {
-                if wait > t {
-                    break;
-                }
-                pending.pop();
-                if self.is_valid(l) && self.is_valid(r) {
-                    self.pairs.insert(key(l, r), s + 1);
-                }
-            }
-        }
+    fn set_split(&self, t: u32, left: u32, right: u32) {
+        let s = VALID | u64::from(left) << 24 | u64::from(right);
+        self.state[t as usize].store(s, Relaxed);
     }
 
-    /// The priority (plus one) of the rule merging valid `x` and `y` into a
-    /// valid token.
+    /// Whether `t` is known to be valid (no computation).
+    fn settled_valid(&self, t: u32) -> bool {
+        self.state[t as usize].load(Relaxed) & VALID != 0
+    }
+
+    /// The state of `t`, computed first if needed (tiktoken ranks).
     #[inline]
-    fn rule(&self, model: &Model, x: u32, y: u32) -> Option<u32> {
-        match &model.rules {
-            Rules::Ranks => self.pairs.get(key(x, y)),
-            Rules::Pairs(table) => {
-                let &(prio, res) = table.get(&key(x, y))?;
-                // Only valid tokens ever form (see DESIGN.md).
-                self.is_valid(res).then_some(prio + 1)
+    fn state(&self, model: &Model, tokens: &Tokens, t: u32) -> u64 {
+        let s = self.state[t as usize].load(Relaxed);
+        if s != UNKNOWN {
+            return s;
+        }
+        self.settle(model, tokens, t)
+    }
+
+    /// Computes and stores the state of ordinary token `t` (tiktoken ranks;
+    /// Hugging Face states are all set when built, and an unsettled one
+    /// during that build counts as invalid).
+    #[cold]
+    fn settle(&self, model: &Model, tokens: &Tokens, t: u32) -> u64 {
+        if !matches!(model.rules, Rules::Ranks) {
+            return INVALID;
+        }
+        // The canonical split `(l, r)`: both valid with lower priority (a
+        // monotone vocabulary), and BPE of their bytes reaches them. At most
+        // one split can, since BPE is deterministic. `l` is a prefix token
+        // (a trie walk), `r` the token of the rest (a byte-map lookup).
+        let tb = tokens.bytes(t);
+        let lower = |x: u32| x < t || tokens.token_len(x) == 1;
+        let mut s = INVALID;
+        let mut node = ROOT;
+        for (i, &b) in tb[..tb.len() - 1].iter().enumerate() {
+            node = self.trie.child(node, b);
+            if node == NONE {
+                break;
+            }
+            let l = self.trie.token(node);
+            if l == NONE || !lower(l) {
+                continue;
+            }
+            let Some(r) = model.map.get(tokens, &tb[i + 1..]) else { continue };
+            if lower(r)
+                && self.is_valid(model, tokens, l)
+                && self.is_valid(model, tokens, r)
+                && self.walk(model, tokens, tb, i + 1, l, r, true)
+            {
+                s = VALID | u64::from(l) << 24 | u64::from(r);
+                break;
             }
         }
+        self.state[t as usize].store(s, Relaxed);
+        s
     }
 
     #[inline]
-    pub(crate) fn is_valid(&self, t: u32) -> bool {
-        self.split[t as usize][0] != NONE
+    pub(crate) fn is_valid(&self, model: &Model, tokens: &Tokens, t: u32) -> bool {
+        self.state(model, tokens, t) & VALID != 0
+    }
+
+    /// The canonical split of valid `t`.
+    #[inline]
+    fn split(&self, model: &Model, tokens: &Tokens, t: u32) -> (u32, u32) {
+        let s = self.state(model, tokens, t);
+        ((s >> 24) as u32 & 0xFF_FFFF, s as u32 & 0xFF_FFFF)
+    }
+
+    /// The longest valid token that is a proper prefix of valid `t`, or
+    /// [`NONE`].
+    #[inline]
+    fn next_prefix(&self, model: &Model, tokens: &Tokens, t: u32) -> u32 {
+        match self.next_prefix[t as usize].load(Relaxed) {
+            0 => self.settle_next_prefix(model, tokens, t),
+            u32::MAX => NONE,
+            p => p - 1,
+        }
+    }
+
+    #[cold]
+    fn settle_next_prefix(&self, model: &Model, tokens: &Tokens, t: u32) -> u32 {
+        let tb = tokens.bytes(t);
+        let mut best = NONE;
+        let mut node = ROOT;
+        for &b in &tb[..tb.len().saturating_sub(1)] {
+            node = self.trie.child(node, b);
+            if node == NONE {
+                break;
+            }
+            let l = self.trie.token(node);
+            if l != NONE && self.is_valid(model, tokens, l) {
+                best = l;
+            }
+        }
+        let stored = if best == NONE { u32::MAX } else { best + 1 };
+        self.next_prefix[t as usize].store(stored, Relaxed);
+        best
+    }
+
+    /// The longest valid token that is a prefix of `bytes`, or [`NONE`].
+    #[inline]
+    fn longest(&self, model: &Model, tokens: &Tokens, bytes: &[u8]) -> u32 {
+        let t = self.trie.longest(bytes);
+        if t == NONE || self.is_valid(model, tokens, t) {
+            t
+        } else {
+            self.next_prefix(model, tokens, t)
+        }
     }
 
     /// The priority (plus one) of the merge creating valid `t`; 0 for bytes.
     #[inline]
-    fn created(&self, t: u32) -> u32 {
+    fn created(&self, tokens: &Tokens, t: u32) -> u32 {
         if self.ranked {
             if t < 256 { 0 } else { t + 1 }
+        } else if self.created.is_empty() {
+            if tokens.token_len(t) == 1 { 0 } else { t + 1 }
         } else {
             self.created[t as usize]
         }
     }
 
-    /// Whether BPE of `bytes(a) ++ bytes(b)` is `[a, b]` (both valid).
+    /// Whether BPE of `bytes(a) ++ bytes(b)` is `[a, b]` (both valid), where
+    /// `a` ends and `b` starts at `boundary` in `piece`.
     #[inline]
-    fn compatible(&self, model: &Model, a: u32, b: u32) -> bool {
+    fn compatible(
+        &self,
+        model: &Model,
+        tokens: &Tokens,
+        piece: &[u8],
+        boundary: usize,
+        a: u32,
+        b: u32,
+    ) -> bool {
         // A thread-local direct-mapped cache of answers: text repeats token
         // pairs (kana particles, common word pairs), and a full walk costs
-        // a pair-table probe per step down both spines. The cache belongs to
-        // one backtracker at a time (`id`); ids fit 24 bits, so `key << 1`
+        // a rule lookup per step down both spines. The cache belongs to one
+        // backtracker at a time (`id`); ids fit 24 bits, so `key << 1`
         // leaves room for the answer bit and never equals the empty mark.
         let key = (u64::from(a) << 32) | u64::from(b);
         let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CACHE_BITS)) as usize;
         PAIR_CACHE.with(|cache| {
             let Ok(mut cache) = cache.try_borrow_mut() else {
-                return self.walk(model, a, b, false);
+                return self.walk(model, tokens, piece, boundary, a, b, false);
             };
             if cache.owner != self.id {
                 cache.owner = self.id;
@@ -306,31 +366,54 @@ impl Backtracker {
             if e != u64::MAX && e >> 1 == key {
                 return e & 1 == 1;
             }
-            let ok = self.walk(model, a, b, false);
+            let ok = self.walk(model, tokens, piece, boundary, a, b, false);
             cache.slots[slot] = key << 1 | u64::from(ok);
             ok
         })
     }
 
-    /// Walks the boundary states of BPE on `bytes(a) ++ bytes(b)` backwards
-    /// in merge order; false as soon as a cross-boundary merge would fire.
-    /// With `skip_top` the final pair `(a, b)` itself may merge: the answer
-    /// is then whether BPE reaches the two parts `[a, b]`.
+    /// Walks the boundary states of BPE on `bytes(a) ++ bytes(b)` (at
+    /// `piece[boundary - len(a)..boundary + len(b)]`) backwards in merge
+    /// order; false as soon as a cross-boundary merge would fire. With
+    /// `skip_top` the final pair `(a, b)` itself may merge: the answer is
+    /// then whether BPE reaches the two parts `[a, b]`.
     #[inline]
-    fn walk(&self, model: &Model, a: u32, b: u32, skip_top: bool) -> bool {
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
+        &self,
+        model: &Model,
+        tokens: &Tokens,
+        piece: &[u8],
+        boundary: usize,
+        a: u32,
+        b: u32,
+        skip_top: bool,
+    ) -> bool {
         let (mut x, mut y) = (a, b);
         // The priorities at which x and y get consumed by their parents.
         let (mut end_x, mut end_y) = (u32::MAX, u32::MAX);
         let mut first = skip_top;
         loop {
-            if std::mem::take(&mut first) {
-                // The top pair is the merge under test.
-            } else if let Some(q) = self.rule(model, x, y) {
-                if q < end_x && q <= end_y {
+            if !std::mem::take(&mut first) {
+                // The rule merging x and y, if its result is a valid token
+                // (only valid tokens ever form; see DESIGN.md) and it would
+                // fire before either side is consumed.
+                let fires = match &model.rules {
+                    Rules::Ranks => {
+                        let span = boundary - tokens.token_len(x)..boundary + tokens.token_len(y);
+                        model.map.get(tokens, &piece[span]).is_some_and(|s| {
+                            s + 1 < end_x && s < end_y && self.is_valid(model, tokens, s)
+                        })
+                    }
+                    Rules::Pairs(table) => table.get(&key(x, y)).is_some_and(|&(prio, res)| {
+                        prio + 1 < end_x && prio < end_y && self.is_valid(model, tokens, res)
+                    }),
+                };
+                if fires {
                     return false;
                 }
             }
-            let (cx, cy) = (self.created(x), self.created(y));
+            let (cx, cy) = (self.created(tokens, x), self.created(tokens, y));
             if cx == 0 && cy == 0 {
                 return true;
             }
@@ -338,10 +421,10 @@ impl Backtracker {
             // one happened later (leftmost merges first).
             if cx > cy {
                 end_x = cx;
-                x = self.split[x as usize][1];
+                x = self.split(model, tokens, x).1;
             } else {
                 end_y = cy;
-                y = self.split[y as usize][0];
+                y = self.split(model, tokens, y).0;
             }
         }
     }
@@ -355,17 +438,20 @@ impl Backtracker {
         // prefix reaching p once it failed once).
         let mut dead = vec![0u64; n / 64 + 1];
         let mut pos = 0usize;
-        let mut next = self.trie.longest(piece);
+        let mut next = self.longest(model, tokens, piece);
         while next != NONE {
             let t = next;
             let end = pos + tokens.token_len(t);
             let alive = dead[end / 64] & (1 << (end % 64)) == 0;
-            if alive && (out.len() == base || self.compatible(model, out[out.len() - 1], t)) {
+            if alive
+                && (out.len() == base
+                    || self.compatible(model, tokens, piece, pos, out[out.len() - 1], t))
+            {
                 out.push(t);
                 pos = end;
-                next = if pos < n { self.trie.longest(&piece[pos..]) } else { NONE };
+                next = if pos < n { self.longest(model, tokens, &piece[pos..]) } else { NONE };
             } else {
-                next = self.next_prefix[t as usize];
+                next = self.next_prefix(model, tokens, t);
                 while next == NONE {
                     dead[pos / 64] |= 1 << (pos % 64);
                     // Every byte is a valid token, so some encoding exists and
@@ -375,24 +461,17 @@ impl Backtracker {
                     }
                     let Some(last) = out.pop() else { return };
                     pos -= tokens.token_len(last);
-                    next = self.next_prefix[last as usize];
+                    next = self.next_prefix(model, tokens, last);
                 }
             }
         }
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.split.capacity() * 8
+        self.state.capacity() * 8
             + self.created.capacity() * 4
             + self.next_prefix.capacity() * 4
-            + self.pairs.heap_bytes()
             + self.trie.heap_bytes()
-    }
-
-    /// Entries in the pair table (tiktoken vocabularies).
-    #[cfg(test)]
-    pub(crate) fn pair_count(&self) -> usize {
-        self.pairs.len()
     }
 }
 
@@ -460,6 +539,43 @@ fn last_merge(
                 parts[i].1,
                 end(parts, i),
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Backtracker, NONE};
+    use crate::Tokenizer;
+
+    /// The embedded vocabularies skip the up-front check (`known_monotone`):
+    /// it must pass, and the facts filled lazily (queried from the highest
+    /// id down, so each query recurses into unsettled shorter tokens) must
+    /// equal those settled in id order.
+    #[test]
+    fn embedded_vocabularies_are_monotone_and_lazy_equals_eager() {
+        for tok in [Tokenizer::o200k_base(), Tokenizer::cl100k_base()] {
+            let (model, tokens) = (&tok.model, &tok.tokens);
+            let eager = Backtracker::build(model, tokens, false)
+                .expect("the embedded vocabulary passes the monotone check");
+            let lazy = Backtracker::build(model, tokens, true).expect("byte symbols");
+            let mut valid = 0;
+            for t in (0..tokens.len() as u32).rev() {
+                if tokens.kind(t) != crate::vocab::Kind::Normal {
+                    continue;
+                }
+                let e = eager.is_valid(model, tokens, t);
+                assert_eq!(lazy.is_valid(model, tokens, t), e, "token {t}");
+                if e {
+                    valid += 1;
+                    assert_eq!(lazy.split(model, tokens, t), eager.split(model, tokens, t));
+                    let p = eager.next_prefix(model, tokens, t);
+                    assert_eq!(lazy.next_prefix(model, tokens, t), p, "token {t}");
+                    assert!(p == NONE || tokens.token_len(p) < tokens.token_len(t));
+                }
+            }
+            // Nearly every token of a trained vocabulary is valid.
+            assert!(valid * 100 > tokens.len() * 99, "{valid} of {}", tokens.len());
         }
     }
 }

@@ -390,6 +390,7 @@ impl Tokenizer {
             rules: Rules::Pairs(pairs),
             whole_piece: ignore_merges,
             map,
+            known_monotone: false,
             backtrack: Default::default(),
         };
         Tokenizer::assemble(tokens, model, pre.pattern, norm)

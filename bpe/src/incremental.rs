@@ -52,6 +52,7 @@ impl PrefixTable {
         &mut self,
         bt: &Backtracker,
         model: &Model,
+        tokens: &Tokens,
         text: &[u8],
         end: usize,
     ) {
@@ -74,13 +75,13 @@ impl PrefixTable {
             }
             let mut chosen = (NONE, k);
             for &(k0, n) in &self.active {
-                let t = bt.node_token(n);
+                let t = bt.node_token(model, tokens, n);
                 if t == NONE {
                     continue;
                 }
                 let k0 = k0 as usize;
                 if k0 == 0
-                    || bt.pair_compatible(model, self.last[k0], t)
+                    || bt.pair_compatible(model, tokens, text, self.start + k0, self.last[k0], t)
                 {
                     chosen = (t, k0);
                     break;
@@ -91,7 +92,7 @@ impl PrefixTable {
             debug_assert!(chosen.0 != NONE, "no compatible last token");
             if chosen.0 == NONE {
                 chosen = (bt.step(ROOT, b), k);
-                chosen.0 = bt.node_token(chosen.0);
+                chosen.0 = bt.node_token(model, tokens, chosen.0);
             }
             let (t, k0) = chosen;
             self.last.push(t);
@@ -156,6 +157,7 @@ impl SuffixTable {
         &mut self,
         bt: &Backtracker,
         model: &Model,
+        tokens: &Tokens,
         text: &[u8],
         end: usize,
         m: usize,
@@ -171,7 +173,7 @@ impl SuffixTable {
                 if n == NONE {
                     break;
                 }
-                let t = bt.node_token(n);
+                let t = bt.node_token(model, tokens, n);
                 if t != NONE {
                     self.cands.push((i as u32 + 1, t));
                 }
@@ -181,14 +183,15 @@ impl SuffixTable {
             let mut chosen = (NONE, 1);
             for &(l, t) in self.cands.iter().rev() {
                 let l = l as usize;
-                if l == m1 || bt.pair_compatible(model, t, self.first[m1 - l]) {
+                if l == m1 || bt.pair_compatible(model, tokens, text, x + l, t, self.first[m1 - l])
+                {
                     chosen = (t, l);
                     break;
                 }
             }
             debug_assert!(chosen.0 != NONE, "no compatible first token");
             if chosen.0 == NONE {
-                chosen = (bt.node_token(bt.step(ROOT, text[x])), 1);
+                chosen = (bt.node_token(model, tokens, bt.step(ROOT, text[x])), 1);
             }
             let (t, l) = chosen;
             self.first.push(t);
@@ -225,6 +228,7 @@ impl SuffixTable {
 pub(crate) fn run_counts(
     bt: &Backtracker,
     model: &Model,
+    tokens: &Tokens,
     c: u8,
     max: usize,
 ) -> Vec<u32> {
@@ -238,12 +242,14 @@ pub(crate) fn run_counts(
             break;
         }
         l += 1;
-        let t = bt.node_token(n);
+        let t = bt.node_token(model, tokens, n);
         if t != NONE {
             lens.push((l, t));
         }
     }
     lens.reverse();
+    let longest = lens.first().map_or(1, |&(l, _)| l);
+    let buf = vec![c; 2 * longest];
     let mut last = vec![NONE; max + 1];
     let mut depth = vec![0u32; max + 1];
     for k in 1..=max {
@@ -251,7 +257,13 @@ pub(crate) fn run_counts(
             if l > k {
                 continue;
             }
-            if l == k || bt.pair_compatible(model, last[k - l], t) {
+            // Compatibility of (last[k - l], t) only looks at their bytes,
+            // all `c`: any buffer of c's with the boundary in place serves.
+            if l == k || {
+                let a = last[k - l];
+                let la = tokens.token_len(a);
+                bt.pair_compatible(model, tokens, &buf[longest - la.min(longest)..], la, a, t)
+            } {
                 last[k] = t;
                 depth[k] = depth[k - l] + 1;
                 break;

@@ -145,7 +145,7 @@ impl<'t> IntervalEncoding<'t> {
         if let Some(bt) = iv.bt {
             for (c, &max) in longest.iter().enumerate() {
                 if max > 0 {
-                    let counts = run_counts(bt, &tok.model, c as u8, max);
+                    let counts = run_counts(bt, &tok.model, &tok.tokens, c as u8, max);
                     iv.run_counts.push((c as u8, counts));
                 }
             }
@@ -183,12 +183,12 @@ impl<'t> IntervalEncoding<'t> {
             }
             let Some(bt) = self.bt else { continue };
             let mut pt = PrefixTable::new(s);
-            pt.extend(bt, &tok.model, bytes, e);
+            pt.extend(bt, &tok.model, &tok.tokens, bytes, e);
             for p in s + 1..=e {
                 self.pre[p] = if word(&bytes[s..p]) { 1 } else { pt.count(p - s) as u32 };
             }
             let mut st = SuffixTable::new();
-            st.extend(bt, &tok.model, &bytes[..e], e, e - s);
+            st.extend(bt, &tok.model, &tok.tokens, &bytes[..e], e, e - s);
             for p in s..e {
                 self.suf[p] = if word(&bytes[p..e]) { 1 } else { st.count(e - p) as u32 };
             }

@@ -100,7 +100,6 @@
 
 mod appending;
 mod backtrack;
-mod pairs;
 mod chunk;
 pub mod data;
 mod error;

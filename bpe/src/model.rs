@@ -50,6 +50,10 @@ pub(crate) struct Model {
     pub(crate) whole_piece: bool,
     /// Bytes to id for the ordinary tokens (not specials, not byte-fallback).
     pub(crate) map: ByteMap,
+    /// The vocabulary is known to meet the linear-time encoder's
+    /// requirements (the embedded ones; a test checks), so its per-token
+    /// tables can be filled lazily instead of checked up front.
+    pub(crate) known_monotone: bool,
     /// The linear-time encoder, when the vocabulary admits it (byte symbols
     /// and consistent priorities); built on first use of a long piece.
     pub(crate) backtrack: std::sync::OnceLock<Option<Backtracker>>,
@@ -137,7 +141,9 @@ impl Model {
     /// The backtracking encoder, built on first use; `None` when the
     /// vocabulary does not admit it.
     pub(crate) fn backtracker(&self, tokens: &Tokens) -> Option<&Backtracker> {
-        self.backtrack.get_or_init(|| Backtracker::build(self, tokens)).as_ref()
+        self.backtrack
+            .get_or_init(|| Backtracker::build(self, tokens, self.known_monotone))
+            .as_ref()
     }
 
     /// Encodes one piece, appending its tokens to `out`.

@@ -265,7 +265,7 @@ impl<'t> PrependableEncoder<'t> {
                 self.table = Some((key, SuffixTable::new()));
             }
             if let Some((_, table)) = &mut self.table {
-                table.extend(bt, &tok.model, &self.buf[self.front..], y, y);
+                table.extend(bt, &tok.model, &tok.tokens, &self.buf[self.front..], y, y);
             }
         }
     }

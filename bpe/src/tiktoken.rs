@@ -140,6 +140,7 @@ impl Tokenizer {
             rules: Rules::Ranks,
             whole_piece: true,
             map,
+            known_monotone: false,
             backtrack: Default::default(),
         };
         Tokenizer::assemble(tokens, model, pattern, Normalizer::default())
@@ -148,18 +149,26 @@ impl Tokenizer {
     /// OpenAI's `o200k_base` (GPT-4o and later), embedded: 199,998 ranks,
     /// `<|endoftext|>` = 199999, `<|endofprompt|>` = 200018.
     pub fn o200k_base() -> Tokenizer {
-        Tokenizer::from_tiktoken(crate::data::O200K_BASE_TIKTOKEN, Pattern::O200k, O200K_SPECIALS)
-            .expect("the embedded o200k_base file is valid (checked by tests)")
+        let mut tok = Tokenizer::from_tiktoken(
+            crate::data::O200K_BASE_TIKTOKEN,
+            Pattern::O200k,
+            O200K_SPECIALS,
+        )
+        .expect("the embedded o200k_base file is valid (checked by tests)");
+        tok.model.known_monotone = true;
+        tok
     }
 
     /// OpenAI's `cl100k_base` (GPT-4, GPT-3.5), embedded: 100,256 ranks and
     /// five special tokens (`<|endoftext|>` = 100257, ...).
     pub fn cl100k_base() -> Tokenizer {
-        Tokenizer::from_tiktoken(
+        let mut tok = Tokenizer::from_tiktoken(
             crate::data::CL100K_BASE_TIKTOKEN,
             Pattern::Cl100k,
             CL100K_SPECIALS,
         )
-        .expect("the embedded cl100k_base file is valid (checked by tests)")
+        .expect("the embedded cl100k_base file is valid (checked by tests)");
+        tok.model.known_monotone = true;
+        tok
     }
 }

@@ -1,5 +1,4 @@
-//! The byte trie of the backtracking encoder: longest-match lookups and the
-//! prefix links its table build walks.
+//! The byte trie of the backtracking encoder: longest-match lookups.
 //!
 //! Children are stored contiguously: a node's edge range and token sit side
 //! by side in `nodes`, and an edge packs its label with its child, so a step
@@ -21,7 +20,7 @@ pub(crate) struct Trie {
     /// `edges[nodes[n].0..nodes[n + 1].0]`; a last sentinel entry closes the
     /// range of the last node. Nodes are numbered breadth-first, so a parent
     /// comes before its children.
-    pub(crate) nodes: Vec<(u32, u32)>,
+    nodes: Vec<(u32, u32)>,
     /// Edges sorted by label within a node: `child << 8 | label`
     /// (so node ids stay below 2^24).
     edges: Vec<u32>,
@@ -30,18 +29,6 @@ pub(crate) struct Trie {
     /// Depth-two nodes by their two bytes (`b0 << 8 | b1`), for the second
     /// step: 256 KiB that save a search in the widest levels.
     level2: Vec<u32>,
-    /// Bit `n` is set when node `n` spells one of the tokens the trie was
-    /// built from (kept when `nodes[n].1` is later cleared).
-    word: Vec<u64>,
-}
-
-/// What the table build needs besides the trie: for every node, the nearest
-/// proper ancestor spelling a token (`NONE` at the top), and the node of
-/// every token.
-#[derive(Debug)]
-pub(crate) struct Links {
-    pub(crate) up: Vec<u32>,
-    pub(crate) node_of: Vec<u32>,
 }
 
 /// The first eight bytes of `b` as a big-endian number, zero-padded: a sort
@@ -56,70 +43,92 @@ fn prefix_key(b: &[u8]) -> u64 {
 }
 
 impl Trie {
-    /// Builds the trie breadth-first from the tokens sorted by bytes: a node
-    /// is a run of sorted tokens sharing a prefix, its children the sub-runs
-    /// by the next byte. `ids` must have distinct bytes; `n_ids` bounds them.
-    /// `None` past `MAX_NODES` nodes.
+    /// Builds the trie from the tokens sorted by bytes, in one pass: each
+    /// token adds the nodes past its longest common prefix with the previous
+    /// one (nodes are numbered in depth-first preorder, so a parent comes
+    /// before its children, and a node's children are created in label
+    /// order); a second pass lays the edges out contiguously per node.
+    /// `ids` must have distinct bytes. `None` past `MAX_NODES` nodes.
     ///
-    /// The sort compares 8-byte keys (full strings only on ties) and the
-    /// sorted bytes are copied into one buffer, so the breadth-first passes
-    /// read memory in order: this build is part of the first long-piece
-    /// encode and must stay in the tens of milliseconds.
-    pub(crate) fn build(tokens: &Tokens, ids: &[u32], n_ids: usize) -> Option<(Trie, Links)> {
-        let mut keyed: Vec<(u64, u32)> =
-            ids.iter().map(|&id| (prefix_key(tokens.bytes(id)), id)).collect();
-        keyed.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0).then_with(|| tokens.bytes(a.1).cmp(tokens.bytes(b.1)))
-        });
-        let mut buf = Vec::new();
-        let mut off = Vec::with_capacity(keyed.len() + 1);
-        for &(_, id) in &keyed {
-            off.push(buf.len() as u32);
-            buf.extend_from_slice(tokens.bytes(id));
+    /// The sort compares 8-byte keys (full strings only on ties): this build
+    /// is part of the first long-piece encode and must stay in the
+    /// milliseconds.
+    pub(crate) fn build(tokens: &Tokens, ids: &[u32]) -> Option<Trie> {
+        // (first 8 bytes, length, id), sorted by key, then ties (tokens
+        // sharing 8 bytes, or zero bytes against padding) by full bytes. The
+        // keys are read in id order (sequential memory); after the sort
+        // only tokens longer than 8 bytes are read again.
+        let mut keyed: Vec<(u64, u32, u32)> = ids
+            .iter()
+            .map(|&id| {
+                let b = tokens.bytes(id);
+                (prefix_key(b), b.len() as u32, id)
+            })
+            .collect();
+        keyed.sort_unstable();
+        let mut i = 0;
+        while i < keyed.len() {
+            let mut j = i + 1;
+            while j < keyed.len() && keyed[j].0 == keyed[i].0 {
+                j += 1;
+            }
+            if j - i > 1 {
+                keyed[i..j].sort_unstable_by(|a, b| tokens.bytes(a.2).cmp(tokens.bytes(b.2)));
+            }
+            i = j;
         }
-        off.push(buf.len() as u32);
-        let bytes = |i: usize| &buf[off[i] as usize..off[i + 1] as usize];
-
-        let mut trie = Trie::default();
-        let mut links = Links { up: Vec::new(), node_of: vec![NONE; n_ids] };
-        // (run start, run end, depth) per node, in node order.
-        let mut queue: Vec<(u32, u32, u32)> = vec![(0, keyed.len() as u32, 0)];
-        links.up.push(NONE);
-        let mut q = 0;
-        while q < queue.len() {
-            let (lo, hi, d) = queue[q];
-            let (mut i, hi, d) = (lo as usize, hi as usize, d as usize);
-            // The shortest string sorts first; it ends here when its length is d.
-            let ends_here = i < hi && bytes(i).len() == d;
-            let node = trie.nodes.len();
-            if trie.word.len() <= node / 64 {
-                trie.word.push(0);
-            }
-            let token = if ends_here { keyed[i].1 } else { NONE };
-            if ends_here {
-                trie.word[node / 64] |= 1 << (node % 64);
-                links.node_of[token as usize] = node as u32;
-                i += 1;
-            }
-            trie.nodes.push((trie.edges.len() as u32, token));
-            let child_up = if ends_here { node as u32 } else { links.up[node] };
-            while i < hi {
-                let b = bytes(i)[d];
-                let mut j = i + 1;
-                while j < hi && bytes(j)[d] == b {
-                    j += 1;
-                }
-                if queue.len() >= MAX_NODES {
+        // Per node: its token, parent and incoming label; `path[d]` is the
+        // node at depth `d` on the previous token's path.
+        let most = 1 + keyed.iter().map(|e| e.1 as usize).sum::<usize>();
+        let mut token = Vec::with_capacity(most);
+        let mut parent = Vec::with_capacity(most);
+        let mut label = Vec::with_capacity(most);
+        token.push(NONE);
+        parent.push(NONE);
+        label.push(0u8);
+        let mut path = vec![0u32];
+        let mut prev = (0u64, 0u32, NONE);
+        for &(k, len, id) in &keyed {
+            let long = |len: u32| len > 8;
+            let lcp = if k != prev.0 || !long(len) || !long(prev.1) {
+                ((k ^ prev.0).leading_zeros() / 8).min(len).min(prev.1) as usize
+            } else {
+                let (s, p) = (tokens.bytes(id), tokens.bytes(prev.2));
+                s.iter().zip(p).take_while(|(a, b)| a == b).count()
+            };
+            path.truncate(lcp + 1);
+            let kb = k.to_be_bytes();
+            #[allow(clippy::needless_range_loop)] // bytes past 8 come from elsewhere
+            for d in lcp..len as usize {
+                if token.len() >= MAX_NODES {
                     return None;
                 }
-                trie.edges.push((queue.len() as u32) << 8 | u32::from(b));
-                queue.push((i as u32, j as u32, d as u32 + 1));
-                links.up.push(child_up);
-                i = j;
+                let v = token.len() as u32;
+                token.push(NONE);
+                parent.push(path[path.len() - 1]);
+                label.push(if d < 8 { kb[d] } else { tokens.bytes(id)[d] });
+                path.push(v);
             }
-            q += 1;
+            token[path[path.len() - 1] as usize] = id;
+            prev = (k, len, id);
         }
-        trie.nodes.push((trie.edges.len() as u32, NONE));
+        let mut start = vec![0u32; token.len() + 1];
+        for &p in &parent[1..] {
+            start[p as usize + 1] += 1;
+        }
+        for v in 1..start.len() {
+            start[v] += start[v - 1];
+        }
+        let mut trie = Trie {
+            nodes: start.iter().zip(token.iter().chain([&NONE])).map(|(&s, &t)| (s, t)).collect(),
+            edges: vec![0; token.len() - 1],
+            ..Trie::default()
+        };
+        for v in 1..token.len() {
+            let p = parent[v] as usize;
+            trie.edges[start[p] as usize] = (v as u32) << 8 | u32::from(label[v]);
+            start[p] += 1;
+        }
         let mut root = vec![NONE; 256];
         for &e in trie.node_edges(0) {
             root[(e & 0xFF) as usize] = e >> 8;
@@ -135,13 +144,7 @@ impl Trie {
         }
         trie.root = root;
         trie.level2 = level2;
-        Some((trie, links))
-    }
-
-    /// The number of nodes.
-    #[inline]
-    pub(crate) fn len(&self) -> usize {
-        self.nodes.len() - 1
+        Some(trie)
     }
 
     /// The edges of node `n`.
@@ -156,12 +159,6 @@ impl Trie {
     #[inline]
     pub(crate) fn token(&self, n: u32) -> u32 {
         self.nodes[n as usize].1
-    }
-
-    /// Whether node `n` spells one of the tokens the trie was built from.
-    #[inline]
-    pub(crate) fn is_word(&self, n: u32) -> bool {
-        self.word[n as usize / 64] & (1 << (n % 64)) != 0
     }
 
     /// The child of node `n` by byte `b`, or `NONE`.
@@ -179,7 +176,7 @@ impl Trie {
         k.map_or(NONE, |k| edges[k] >> 8)
     }
 
-    /// The longest token (of those left in `nodes`) that is a prefix of
+    /// The longest token that is a prefix of
     /// `bytes`, or `NONE`.
     #[inline]
     pub(crate) fn longest(&self, bytes: &[u8]) -> u32 {
@@ -217,6 +214,5 @@ impl Trie {
             + self.edges.capacity() * 4
             + self.root.capacity() * 4
             + self.level2.capacity() * 4
-            + self.word.capacity() * 8
     }
 }

@@ -107,6 +107,22 @@ fn quote(content: RegexAst) -> RegexAst {
     }
 }
 
+/// The JSON string literals whose decoded contents match `content` and are
+/// none of `names` (literals). The names are excluded outside the quotes,
+/// `quote(content) & ¬quote(names)`: quoting is structural (each decoded
+/// text has the same spellings on both sides), so this is the language of
+/// `quote(content & ¬names)`, but after the opening quote its derivative
+/// has the shape `C*" & ¬(finite)` that derivre's prefix-containment check
+/// reads: the slicer proves the string slices at a key start in
+/// microseconds instead of exploring derivatives (slicer/DESIGN.md).
+fn quote_except(content: RegexAst, names: &[RegexAst]) -> RegexAst {
+    if names.is_empty() {
+        return quote(content);
+    }
+    let known = quote(RegexAst::Or(names.to_vec()));
+    RegexAst::And(vec![quote(content), RegexAst::Not(Box::new(known))])
+}
+
 pub(crate) struct Lowerer<'c, 'a> {
     c: &'c mut Compiler<'a>,
     lexemes: Vec<Lexeme>,
@@ -627,13 +643,16 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                         parts.push(wrx.clone());
                     }
                 }
+                let mut content = parts.clone();
+                content[0] = rx.clone();
                 let key_rx = if parts.len() == 1 { base_rx.clone() } else { RegexAst::And(parts) };
                 let is_any = matches!(&key_rx, RegexAst::Regex(r) if r == "(?s:.*)");
                 if !is_any && self.c.regex_is_empty(&key_rx)? == Some(true) {
                     continue;
                 }
                 let Some(vs) = self.lower(&v, depth + 1)? else { continue };
-                let key = self.lexeme("key", quote(key_rx));
+                let content = if content.len() == 1 { rx.clone() } else { RegexAst::And(content) };
+                let key = self.lexeme("key", quote_except(content, &names));
                 regions.push((key, vs, bits));
             }
         }

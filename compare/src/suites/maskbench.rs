@@ -217,6 +217,13 @@ impl Session {
         }
     }
 
+    fn slicer_stats(&self) -> Option<structgen::SlicerStats> {
+        match self {
+            Session::Ours(m) => m.slicer_stats(),
+            Session::Llg(_) => None,
+        }
+    }
+
     fn accepting(&mut self) -> bool {
         match self {
             Session::Ours(m) => m.is_accepting(),
@@ -341,6 +348,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let mut per_schema =
         std::io::BufWriter::new(std::fs::File::create(dir.join("maskbench-schemas.jsonl"))?);
     let (mut words, mut ref_words) = (Vec::new(), Vec::new());
+    // `MASKBENCH_STEPS=FILE`: per step of the slicer configuration, the
+    // slicer's work, written with every configuration's time (profiling).
+    let mut steps_dump =
+        std::env::var_os("MASKBENCH_STEPS").map(|p| (PathBuf::from(p), Vec::new()));
     let started = Instant::now();
     let lines = bytes.lines().filter(|l| l.as_ref().is_ok_and(|l| !l.trim().is_empty()));
     for (i, line) in lines.enumerate().step_by(args.stride).take(args.limit) {
@@ -385,6 +396,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                         tallies[k].mask_us.push(f32::NAN);
                         continue;
                     };
+                    let before = steps_dump.is_some().then(|| sess.slicer_stats()).flatten();
                     let t0 = Instant::now();
                     let mask = sess.mask();
                     let us = t0.elapsed().as_secs_f64() * 1e6;
@@ -410,6 +422,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                             false
                         }
                     };
+                    if let (Some((_, dump)), Some(a)) = (steps_dump.as_mut(), before) {
+                        let at = tallies[k].mask_us.len() - 1;
+                        dump.push(step_info(at, [i, ti, step], a, sess.slicer_stats()));
+                    }
                     if !ok || !sess.consume(tokens[step]) {
                         *s = None;
                     }
@@ -464,6 +480,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         }
     }
     per_schema.flush()?;
+    if let Some((path, infos)) = &steps_dump {
+        write_steps(path, infos, &configs, &tallies)?;
+    }
     report(&configs, &tallies, reference, &source, schemas, &args)?;
     let ours_invalid: usize = configs
         .iter()
@@ -476,6 +495,47 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         configs.iter().map(Config::name).zip(&mismatched_schemas).collect::<Vec<_>>()
     );
     ensure!(ours_invalid == 0, "ours accepted {ours_invalid} invalid instances");
+    Ok(())
+}
+
+/// One mask step of the slicer configuration (`MASKBENCH_STEPS`): where it
+/// was and what the slicer did (`[schema, instance, step, slices proven,
+/// slices walked, probe ns]`), in step order.
+type StepInfo = [u64; 6];
+
+fn step_info(
+    at: usize,
+    [schema, instance, step]: [usize; 3],
+    a: structgen::SlicerStats,
+    b: Option<structgen::SlicerStats>,
+) -> (usize, StepInfo) {
+    let b = b.unwrap_or(a);
+    let info = [
+        schema as u64,
+        instance as u64,
+        step as u64,
+        b.slices_proven - a.slices_proven,
+        b.slices_walked - a.slices_walked,
+        b.probe_nanos - a.probe_nanos,
+    ];
+    (at, info)
+}
+
+/// Writes the steps of the slicer configuration, one JSON array a line:
+/// the [`StepInfo`] then each configuration's mask time in µs.
+fn write_steps(
+    path: &std::path::Path,
+    infos: &[(usize, StepInfo)],
+    configs: &[Config],
+    tallies: &[Tally],
+) -> Result<()> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    writeln!(out, "{}", json!(configs.iter().map(Config::name).collect::<Vec<_>>()))?;
+    for &(at, info) in infos {
+        let times: Vec<f32> = tallies.iter().map(|t| t.mask_us[at]).collect();
+        writeln!(out, "{}", json!([info, times]))?;
+    }
+    out.flush()?;
     Ok(())
 }
 

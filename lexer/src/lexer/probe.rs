@@ -190,6 +190,19 @@ impl Lexer {
         ProbeId(self.probes.exprs.len() as u32 - 1)
     }
 
+    /// The live (lexeme name, derivative) pairs of `state`, the derivatives
+    /// printed by derivre (for diagnostics; at most `max_len` characters
+    /// each).
+    pub fn describe_state(&self, state: StateId, max_len: usize) -> Vec<(String, String)> {
+        self.state_pairs[self.state_index(state)]
+            .chunks_exact(2)
+            .map(|p| {
+                let name = self.lexemes[p[0] as usize].name.clone();
+                (name, self.exprs.expr_to_string_max_len(ExprRef::new(p[1]), max_len))
+            })
+            .collect()
+    }
+
     /// Whether every word of `probe` continues the lexeme in progress in
     /// `state`, byte by byte, without ending it: for each word `w` and each
     /// non-empty prefix `u` of `w`, [`next_bytes`](Lexer::next_bytes)`(state,

@@ -188,3 +188,46 @@ fn keys_other_than_known_names() {
     let id = lexer.add_probe(&ProbeRegex::new(r#"[a-z"]{1,3}"#).unwrap());
     assert_ne!(lexer.state_contains_prefixes(inside, id, 1_000_000), Some(true));
 }
+
+/// The key lexeme as the JSON Schema compiler writes it: JSON strings, and
+/// not one of the known names, excluded outside the quotes
+/// (`"C*" & ¬("n1"|"n2")`). derivre's own check reads this shape: every
+/// state along a key is proven cheaply, and brute force agrees.
+#[test]
+fn keys_with_names_excluded_outside_the_quotes() {
+    use derivre::JsonQuoteOptions;
+    let quote = |r: RegexAst| RegexAst::JsonQuote(Box::new(r), JsonQuoteOptions::regular());
+    let names = ["revision_id", "parent_id", "a\"b", "ab", "x"];
+    let names = RegexAst::Or(names.iter().map(|n| RegexAst::Literal(n.to_string())).collect());
+    let key = RegexAst::And(vec![
+        quote(RegexAst::Regex("(?s:.*)".into())),
+        RegexAst::Not(Box::new(quote(names))),
+    ]);
+    let mut spec = LexerSpec::new();
+    spec.add(LexemeSpec::new("key", key));
+    let mut lexer = Lexer::new(&spec, LexerLimits::default()).unwrap();
+    let mut all = LexemeSet::default();
+    all.insert(lexer::LexemeId(0));
+    let start = lexer.start_state(&all);
+    let probes: Vec<ProbeRegex> = [r#"[^"\\\x00-\x1F\x7F]{1,10}"#, r#"[^"\\\x00-\x1F\x7F]+"#]
+        .iter()
+        .map(|p| ProbeRegex::new(p).unwrap())
+        .collect();
+    let ids: Vec<_> = probes.iter().map(|p| lexer.add_probe(p)).collect();
+    for prefix in ["\"", "\"p", "\"parent_id", "\"a", "\"a\\\"", "\"ab", "\"x", "\"q"] {
+        let state = lexer.next_bytes(start, prefix.as_bytes());
+        assert!(!state.is_dead(), "{prefix}");
+        for (probe, &id) in probes.iter().zip(&ids) {
+            // Small fuel: the shape-based check needs little.
+            let answer = lexer.state_contains_prefixes(state, id, 1_000);
+            assert_eq!(answer, Some(true), "{prefix} {}", probe.pattern());
+            assert!(brute_contains(&mut lexer, state, probe), "{prefix}");
+        }
+    }
+    // The quote itself is not a string character: a probe with it is not
+    // proven after a known name.
+    let quoted = ProbeRegex::new(r#"[a-z"]{1,3}"#).unwrap();
+    let id = lexer.add_probe(&quoted);
+    let after_name = lexer.next_bytes(start, b"\"ab");
+    assert_ne!(lexer.state_contains_prefixes(after_name, id, 100_000), Some(true));
+}

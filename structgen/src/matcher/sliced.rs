@@ -33,6 +33,9 @@ pub struct SlicerStats {
     /// Slices whose sub-trie was walked, over all masks (the leftover
     /// slice not counted).
     pub slices_walked: u64,
+    /// Time spent asking the lexer which slices are proven, in
+    /// nanoseconds (cache look-ups and first containment checks).
+    pub probe_nanos: u64,
 }
 
 /// A matcher's handle on a shared slicer: the slicer and the ids of its
@@ -77,6 +80,7 @@ impl Matcher {
         // At most 64 slices are tried; more are walked (a u64 of flags keeps
         // the lexer borrow short and allocation-free).
         let mut proven = 0u64;
+        let asked = std::time::Instant::now();
         {
             let fuel = hook.slicer.fuel();
             let (state, lexer) = self.parser.lexer_state_mut();
@@ -91,6 +95,7 @@ impl Matcher {
                 }
             }
         }
+        hook.stats.probe_nanos += asked.elapsed().as_nanos() as u64;
         if proven == 0 {
             // Nothing to skip: one walk of the whole trie visits each shared
             // prefix once, where a walk per slice would visit it per slice

@@ -15,13 +15,7 @@ use crate::options::Options;
 use crate::resolve::{Index, escape_token, lookup};
 
 /// Keywords of the JSON Schema vocabularies this compiler does not implement.
-const UNSUPPORTED: &[&str] = &[
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "$dynamicRef",
-    "$recursiveRef",
-    "$recursiveAnchor",
-];
+const UNSUPPORTED: &[&str] = &["$dynamicRef", "$recursiveRef", "$recursiveAnchor"];
 
 /// Keywords read by the typed core (`type` and per-type assertions).
 const CORE: &[&str] = &[
@@ -79,6 +73,8 @@ fn is_assertion(k: &str) -> bool {
         || matches!(
             k,
             "enum"
+                | "unevaluatedItems"
+                | "unevaluatedProperties"
                 | "const"
                 | "allOf"
                 | "anyOf"
@@ -109,6 +105,8 @@ pub(crate) struct Compiler<'a> {
     /// The JSON pointer of the schema object being compiled (or of the
     /// definition being lowered): where an engine fault is reported.
     pub(crate) location: String,
+    /// Whether the document uses `unevaluatedProperties`/`unevaluatedItems`.
+    pub(crate) uses_unevaluated: bool,
 }
 
 fn ptr_join(ptr: &str, k: &str) -> String {
@@ -126,6 +124,7 @@ impl<'a> Compiler<'a> {
             nodes: 0,
             warnings: Vec::new(),
             location: String::new(),
+            uses_unevaluated: crate::unevaluated::uses_unevaluated(doc),
         }
     }
 
@@ -373,7 +372,7 @@ impl<'a> Compiler<'a> {
                 break;
             }
         }
-        Ok(acc)
+        self.apply_unevaluated(m, ptr, acc, depth)
     }
 
     fn schema_array<'v>(&self, k: &str, ptr: &str, v: &'v Value) -> Result<&'v Vec<Value>> {
@@ -576,8 +575,7 @@ impl<'a> Compiler<'a> {
                     max: Some(a.len()),
                     prefix,
                     items: Box::new(Schema::Never),
-                    unique: false,
-                    contains: Vec::new(),
+                    ..ArraySchema::default()
                 })
             }
             Value::Object(m) => {
@@ -589,9 +587,7 @@ impl<'a> Compiler<'a> {
                     required: m.keys().cloned().collect(),
                     properties,
                     regions: Vec::new(),
-                    min: 0,
-                    max: None,
-                    witnesses: Vec::new(),
+                    ..ObjectSchema::default()
                 })
             }
         })
@@ -752,6 +748,7 @@ impl<'a> Compiler<'a> {
             Some(items) => {
                 let s = self.compile_value(items, &ptr_join(ptr, "items"), depth + 1)?;
                 a.items = Box::new(s);
+                a.evaluated = usize::MAX;
             }
             None => {}
         }
@@ -769,9 +766,14 @@ impl<'a> Compiler<'a> {
                     "`maxContains` is not supported".to_string(),
                 )?;
             }
-            if min > 0 {
+            if min > 0 || self.uses_unevaluated {
                 let s = self.compile_value(c, &ptr_join(ptr, "contains"), depth + 1)?;
-                a.contains.push((s, min));
+                if self.uses_unevaluated {
+                    a.evaluated_contains.push(s.clone());
+                }
+                if min > 0 {
+                    a.contains.push((s, min));
+                }
             }
         }
         if let Some((kw, p)) = prefix_src {
@@ -781,8 +783,10 @@ impl<'a> Compiler<'a> {
             for (i, item) in list.iter().enumerate() {
                 a.prefix.push(self.compile_value(item, &format!("{kptr}/{i}"), depth + 1)?);
             }
+            a.evaluated = a.evaluated.max(list.len());
             if kw == "items" {
                 if let Some(add) = m.get("additionalItems") {
+                    a.evaluated = usize::MAX;
                     a.items = Box::new(self.compile_value(
                         add,
                         &ptr_join(ptr, "additionalItems"),
@@ -837,6 +841,13 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
+        o.evaluated = if m.contains_key("additionalProperties") {
+            any_key()
+        } else {
+            let names = o.properties.iter().map(|(k, _)| RegexAst::Literal(k.clone()));
+            let keys: Vec<RegexAst> = names.chain(patterns.iter().map(|p| p.0.clone())).collect();
+            if keys.is_empty() { RegexAst::NoMatch } else { RegexAst::Or(keys) }
+        };
         o.regions = self.regions(patterns, additional, ptr, depth)?;
         if let Some(req) = m.get("required") {
             let req =

@@ -301,7 +301,7 @@ impl Compiler<'_> {
             branches.push(part);
             self.check_branches(branches.len())?;
         }
-        Ok(Schema::any_of(branches))
+        self.clear_evaluated(Schema::any_of(branches), depth)
     }
 
     fn pattern_for_complement(&mut self, val: &Value, ptr: &str) -> Result<RegexAst> {

@@ -140,8 +140,12 @@ impl Compiler<'_> {
         let items = self.intersect(*a.items, *b.items, depth + 1)?;
         let mut contains = a.contains;
         contains.extend(b.contains);
+        let mut evaluated_contains = a.evaluated_contains;
+        evaluated_contains.extend(b.evaluated_contains);
         Ok(normalize_array(ArraySchema {
             contains,
+            evaluated: a.evaluated.max(b.evaluated),
+            evaluated_contains,
             prefix,
             items: Box::new(items),
             min: a.min.max(b.min),
@@ -205,6 +209,7 @@ impl Compiler<'_> {
         let mut witnesses = a.witnesses;
         witnesses.extend(b.witnesses);
         Ok(normalize_object(ObjectSchema {
+            evaluated: crate::unevaluated::union_keys(a.evaluated, b.evaluated),
             properties,
             regions,
             required,

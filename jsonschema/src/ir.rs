@@ -62,6 +62,13 @@ pub(crate) struct ArraySchema {
     /// Each entry requires at least `n` items matching the schema (`contains`
     /// with `minContains`).
     pub(crate) contains: Vec<(Schema, usize)>,
+    /// For `unevaluatedItems`: how many leading items `prefixItems`/`items`
+    /// of this schema (or of an in-place applicator that holds) evaluate
+    /// (`usize::MAX`: all) ...
+    pub(crate) evaluated: usize,
+    /// ... and the `contains` schemas whose matching items are evaluated too.
+    /// Both are empty in complements (`not` drops annotations).
+    pub(crate) evaluated_contains: Vec<Schema>,
 }
 
 impl Default for ArraySchema {
@@ -73,6 +80,8 @@ impl Default for ArraySchema {
             max: None,
             unique: false,
             contains: Vec::new(),
+            evaluated: 0,
+            evaluated_contains: Vec::new(),
         }
     }
 }
@@ -93,6 +102,11 @@ pub(crate) struct ObjectSchema {
     /// regex and whose value matches the schema (from negated
     /// `additionalProperties`, `patternProperties`, `propertyNames`).
     pub(crate) witnesses: Vec<(RegexAst, Schema)>,
+    /// For `unevaluatedProperties`: the keys (a regex over decoded keys) that
+    /// `properties`, `patternProperties` or `additionalProperties` of this
+    /// schema or of an in-place applicator that holds evaluate. A subset is
+    /// always safe (stricter); complements evaluate nothing.
+    pub(crate) evaluated: RegexAst,
 }
 
 /// The regex of every key.
@@ -109,6 +123,7 @@ impl Default for ObjectSchema {
             min: 0,
             max: None,
             witnesses: Vec::new(),
+            evaluated: RegexAst::NoMatch,
         }
     }
 }

@@ -39,6 +39,8 @@
 //!    the complements of its keywords (type, enum/const, required, properties,
 //!    bounds, pattern, anyOf/allOf/not). Object keys outside `properties` are
 //!    split into disjoint regex regions (patternProperties, additionalProperties).
+//!    Each object and array branch records what its keywords evaluate, for
+//!    `unevaluatedProperties`/`unevaluatedItems`.
 //! 3. Lowering: numbers become digit-by-digit bound regexes intersected with
 //!    derivre's `MultipleOf`; strings become `JsonQuote` of the intersection of
 //!    their constraints; arrays and objects become counting rules (position,
@@ -53,6 +55,8 @@
 //! number with bounds or `multipleOf` is written without exponent; formats
 //! leave out leap seconds, quoted e-mail local parts and punycode labels;
 //! negated `pattern` classes leave out U+001F (see `ecma.rs`);
+//! `unevaluatedProperties`/`unevaluatedItems` see the annotations of one
+//! `anyOf` branch at a time, not of every branch that holds (see `DESIGN.md`);
 //! `uniqueItems` is accepted only where at most one item is allowed.
 //!
 //! # Complexity
@@ -86,6 +90,7 @@ mod number;
 mod options;
 mod recognize;
 mod resolve;
+mod unevaluated;
 
 pub use error::{Error, ErrorKind};
 pub use grammar::{Grammar, Lexeme, LexemeId, Nonterminal, NonterminalId, Symbol};

@@ -31,8 +31,20 @@ const UNKNOWN: u64 = 0;
 /// [`Backtracker::state`] of a token BPE never produces.
 const INVALID: u64 = 1 << 63;
 /// [`Backtracker::state`] flag of a valid token, or-ed with
-/// `left << 24 | right` (ids fit 24 bits).
+/// `len(left) << 48 | left << 24 | right` (ids fit 24 bits; a left part
+/// longer than [`LEN_MAX`] bytes stores 0 and its length is looked up).
 const VALID: u64 = 1 << 62;
+
+/// The longest left-part length a state holds.
+const LEN_MAX: usize = (1 << 12) - 1;
+
+/// The state of a valid token with canonical split `(left, right)`.
+#[inline]
+fn valid_state(tokens: &Tokens, left: u32, right: u32) -> u64 {
+    let ll = tokens.token_len(left);
+    let ll = if ll <= LEN_MAX { ll as u64 } else { 0 };
+    VALID | ll << 48 | u64::from(left) << 24 | u64::from(right)
+}
 
 /// Tables of the backtracking encoder.
 ///
@@ -43,9 +55,9 @@ const VALID: u64 = 1 << 62;
 /// value. Hugging Face vocabularies fill them when built.
 #[derive(Debug)]
 pub(crate) struct Backtracker {
-    /// Per token: [`UNKNOWN`], [`INVALID`], or `VALID | left << 24 | right`
-    /// (the canonical split; `(t, t)` for a single byte).
-    state: Vec<AtomicU64>,
+    /// Per token: its facts, one cache line for everything the encoder
+    /// reads about a token.
+    facts: Vec<Fact>,
     /// Hugging Face rules: the priority (plus one) of the merge that creates
     /// each valid token, 0 for single bytes (a token's priority exceeds its
     /// parts'). Empty for tiktoken ranks, where it is the id plus one.
@@ -53,14 +65,40 @@ pub(crate) struct Backtracker {
     /// tiktoken ranks with the 256 bytes at ids 0..=255: a byte is an id
     /// below 256, so the walk needs no length lookup to tell.
     ranked: bool,
-    /// Per token: 0 when not computed yet, else the longest valid proper
-    /// prefix plus one (`u32::MAX` for none).
-    next_prefix: Vec<AtomicU32>,
     /// Every ordinary token, valid or not.
     trie: Trie,
     /// Distinguishes backtrackers in the thread-local compatibility cache
     /// (unique per build, never reused).
     id: u64,
+}
+
+/// What the encoder reads about a token, in one 32-byte-aligned record so
+/// that a token costs one cache line (the encoder is bound by cache misses
+/// on these tables once a text has more distinct tokens than fit the cache).
+#[derive(Debug)]
+#[repr(C, align(32))]
+struct Fact {
+    /// [`UNKNOWN`], [`INVALID`], or [`valid_state`] of the canonical split
+    /// (`(t, t)` for a single byte). The left part's length rides along so
+    /// that the walk down the spines reads no other record.
+    state: AtomicU64,
+    /// The first 8 bytes of the token, zero-padded: rule lookups check a
+    /// byte-map candidate against it instead of the token buffer.
+    head: u64,
+    /// The token's length in bytes.
+    len: u32,
+    /// 0 when not computed yet, else the longest valid proper prefix plus
+    /// one (`u32::MAX` for none).
+    next: AtomicU32,
+}
+
+/// The first 8 bytes of `b`, zero-padded, as a number.
+#[inline]
+fn head(b: &[u8]) -> u64 {
+    let mut k = [0u8; 8];
+    let m = b.len().min(8);
+    k[..m].copy_from_slice(&b[..m]);
+    u64::from_le_bytes(k)
 }
 
 /// Log2 of the entries of the compatibility cache (128 KiB per thread).
@@ -143,15 +181,24 @@ impl Backtracker {
         let mut ordinary_ids: Vec<u32> = byte_ids.to_vec();
         ordinary_ids.extend((0..n as u32).filter(|&id| ordinary(id)));
         let mut bt = Backtracker {
-            state: (0..n).map(|_| AtomicU64::new(UNKNOWN)).collect(),
+            facts: (0..n as u32)
+                .map(|t| {
+                    let b = tokens.bytes(t);
+                    Fact {
+                        state: AtomicU64::new(UNKNOWN),
+                        head: head(b),
+                        len: b.len() as u32,
+                        next: AtomicU32::new(0),
+                    }
+                })
+                .collect(),
             created: if ranks { Vec::new() } else { vec![0; n] },
             ranked: ranks && byte_ids.iter().all(|&b| b < 256),
-            next_prefix: (0..n).map(|_| AtomicU32::new(0)).collect(),
             trie: Trie::build(tokens, &ordinary_ids)?,
             id: NEXT_ID.fetch_add(1, Relaxed),
         };
         for &id in byte_ids.iter() {
-            bt.set_split(id, id, id);
+            bt.set_split(tokens, id, id, id);
         }
         match &model.rules {
             Rules::Ranks if known_monotone => return Some(bt),
@@ -181,13 +228,13 @@ impl Backtracker {
                     }
                     let t = tokens.bytes(res);
                     if bt.walk(model, tokens, t, tokens.token_len(l), l, r, true) {
-                        bt.set_split(res, l, r);
+                        bt.set_split(tokens, res, l, r);
                         bt.created[res as usize] = prio.checked_add(1)?;
                     }
                 }
-                for s in &bt.state {
-                    if s.load(Relaxed) == UNKNOWN {
-                        s.store(INVALID, Relaxed);
+                for f in &bt.facts {
+                    if f.state.load(Relaxed) == UNKNOWN {
+                        f.state.store(INVALID, Relaxed);
                     }
                 }
             }
@@ -209,20 +256,20 @@ impl Backtracker {
         Some(bt)
     }
 
-    fn set_split(&self, t: u32, left: u32, right: u32) {
-        let s = VALID | u64::from(left) << 24 | u64::from(right);
-        self.state[t as usize].store(s, Relaxed);
+    fn set_split(&self, tokens: &Tokens, t: u32, left: u32, right: u32) {
+        let s = valid_state(tokens, left, right);
+        self.facts[t as usize].state.store(s, Relaxed);
     }
 
     /// Whether `t` is known to be valid (no computation).
     fn settled_valid(&self, t: u32) -> bool {
-        self.state[t as usize].load(Relaxed) & VALID != 0
+        self.facts[t as usize].state.load(Relaxed) & VALID != 0
     }
 
     /// The state of `t`, computed first if needed (tiktoken ranks).
     #[inline]
     fn state(&self, model: &Model, tokens: &Tokens, t: u32) -> u64 {
-        let s = self.state[t as usize].load(Relaxed);
+        let s = self.facts[t as usize].state.load(Relaxed);
         if s != UNKNOWN {
             return s;
         }
@@ -260,11 +307,11 @@ impl Backtracker {
                 && self.is_valid(model, tokens, r)
                 && self.walk(model, tokens, tb, i + 1, l, r, true)
             {
-                s = VALID | u64::from(l) << 24 | u64::from(r);
+                s = valid_state(tokens, l, r);
                 break;
             }
         }
-        self.state[t as usize].store(s, Relaxed);
+        self.facts[t as usize].state.store(s, Relaxed);
         s
     }
 
@@ -274,17 +321,26 @@ impl Backtracker {
     }
 
     /// The canonical split of valid `t`.
-    #[inline]
+    #[cfg(test)]
     fn split(&self, model: &Model, tokens: &Tokens, t: u32) -> (u32, u32) {
         let s = self.state(model, tokens, t);
         ((s >> 24) as u32 & 0xFF_FFFF, s as u32 & 0xFF_FFFF)
+    }
+
+    /// The canonical split of valid `t` and the left part's length.
+    #[inline]
+    fn split_len(&self, model: &Model, tokens: &Tokens, t: u32) -> (u32, u32, usize) {
+        let s = self.state(model, tokens, t);
+        let (l, r) = ((s >> 24) as u32 & 0xFF_FFFF, s as u32 & 0xFF_FFFF);
+        let ll = (s >> 48) as usize & LEN_MAX;
+        (l, r, if ll == 0 { tokens.token_len(l) } else { ll })
     }
 
     /// The longest valid token that is a proper prefix of valid `t`, or
     /// [`NONE`].
     #[inline]
     fn next_prefix(&self, model: &Model, tokens: &Tokens, t: u32) -> u32 {
-        match self.next_prefix[t as usize].load(Relaxed) {
+        match self.facts[t as usize].next.load(Relaxed) {
             0 => self.settle_next_prefix(model, tokens, t),
             u32::MAX => NONE,
             p => p - 1,
@@ -307,7 +363,7 @@ impl Backtracker {
             }
         }
         let stored = if best == NONE { u32::MAX } else { best + 1 };
-        self.next_prefix[t as usize].store(stored, Relaxed);
+        self.facts[t as usize].next.store(stored, Relaxed);
         best
     }
 
@@ -320,6 +376,25 @@ impl Backtracker {
         } else {
             self.next_prefix(model, tokens, t)
         }
+    }
+
+    /// The length of token `t`.
+    #[inline]
+    fn len(&self, t: u32) -> usize {
+        self.facts[t as usize].len as usize
+    }
+
+    /// The token whose bytes are `key`, for keys that are rarely tokens
+    /// (the byte map's Bloom filter answers most), checked against the
+    /// token's record (which the caller reads next) rather than the token
+    /// buffer.
+    #[inline]
+    fn token_of(&self, model: &Model, tokens: &Tokens, key: &[u8]) -> Option<u32> {
+        model.map.get_rare_by(key, |s| {
+            let f = &self.facts[s as usize];
+            f.len as usize == key.len()
+                && if key.len() <= 8 { f.head == head(key) } else { tokens.bytes(s) == key }
+        })
     }
 
     /// The priority (plus one) of the merge creating valid `t`; 0 for bytes.
@@ -390,6 +465,7 @@ impl Backtracker {
         skip_top: bool,
     ) -> bool {
         let (mut x, mut y) = (a, b);
+        let (mut lx, mut ly) = (self.len(a), self.len(b));
         // The priorities at which x and y get consumed by their parents.
         let (mut end_x, mut end_y) = (u32::MAX, u32::MAX);
         let mut first = skip_top;
@@ -400,8 +476,10 @@ impl Backtracker {
                 // fire before either side is consumed.
                 let fires = match &model.rules {
                     Rules::Ranks => {
-                        let span = boundary - tokens.token_len(x)..boundary + tokens.token_len(y);
-                        model.map.get(tokens, &piece[span]).is_some_and(|s| {
+                        let span = boundary - lx..boundary + ly;
+                        // The priority first: a validity may need computing
+                        // (of a shorter token, so the recursion ends).
+                        self.token_of(model, tokens, &piece[span]).is_some_and(|s| {
                             s + 1 < end_x && s < end_y && self.is_valid(model, tokens, s)
                         })
                     }
@@ -421,10 +499,12 @@ impl Backtracker {
             // one happened later (leftmost merges first).
             if cx > cy {
                 end_x = cx;
-                x = self.split(model, tokens, x).1;
+                let (_, r, ll) = self.split_len(model, tokens, x);
+                x = r;
+                lx -= ll;
             } else {
                 end_y = cy;
-                y = self.split(model, tokens, y).0;
+                (y, _, ly) = self.split_len(model, tokens, y);
             }
         }
     }
@@ -441,7 +521,7 @@ impl Backtracker {
         let mut next = self.longest(model, tokens, piece);
         while next != NONE {
             let t = next;
-            let end = pos + tokens.token_len(t);
+            let end = pos + self.len(t);
             let alive = dead[end / 64] & (1 << (end % 64)) == 0;
             if alive
                 && (out.len() == base
@@ -460,7 +540,7 @@ impl Backtracker {
                         return;
                     }
                     let Some(last) = out.pop() else { return };
-                    pos -= tokens.token_len(last);
+                    pos -= self.len(last);
                     next = self.next_prefix(model, tokens, last);
                 }
             }
@@ -468,9 +548,8 @@ impl Backtracker {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.state.capacity() * 8
+        self.facts.capacity() * std::mem::size_of::<Fact>()
             + self.created.capacity() * 4
-            + self.next_prefix.capacity() * 4
             + self.trie.heap_bytes()
     }
 }

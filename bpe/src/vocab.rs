@@ -101,21 +101,44 @@ impl Tokens {
 /// An open-addressing hash table from token bytes to token id.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ByteMap {
-    /// `u32::MAX` marks an empty slot; the length is a power of two.
+    /// Per slot: 0 when empty, else `tag << 24 | id` where the tag is
+    /// `0x80` or-ed with 7 bits of the key's hash (ids fit 24 bits, see
+    /// [`MAX_ID`]). A probe compares token bytes only when the tag matches,
+    /// so a miss rarely reads the token buffer. The length is a power of two.
     slots: Vec<u32>,
     mask: usize,
     /// `64 - log2(slots.len())`.
     shift: u32,
+    /// A Bloom filter of the keys (two bits in one word per key, about 10
+    /// bits per key: 256 KiB for o200k), for lookups that mostly miss: the
+    /// backtracking encoder asks whether `bytes(x) ++ bytes(y)` is a token
+    /// a few times per text byte, and the filter stays in the L2 cache
+    /// where the slots (2 MiB) do not. A power of two of words.
+    bloom: Vec<u64>,
+    /// `64 - log2(bloom.len())`.
+    bloom_shift: u32,
 }
 
-/// The slot of `bytes` in a table of `1 << (64 - shift)` slots: FxHash
-/// mixed by a multiply and taken from the high bits (Fx's low bits cluster).
+/// FxHash of `bytes` mixed by a multiply (Fx's low bits cluster; every bit
+/// of the result depends on every key bit through the high bits used).
 #[inline]
-fn slot(bytes: &[u8], shift: u32) -> usize {
+fn hash(bytes: &[u8]) -> u64 {
     let mut h = FxHasher::default();
     h.write(bytes);
     h.write_usize(bytes.len());
-    (h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+    h.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// `a == b` for token-sized slices without a call to `memcmp`.
+#[inline]
+fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() > 16 {
+        return a == b;
+    }
+    a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 impl ByteMap {
@@ -127,23 +150,30 @@ impl ByteMap {
         ids: impl Iterator<Item = u32>,
         capacity: usize,
     ) -> (ByteMap, Vec<u32>) {
-        let size = (capacity.max(1) * 2).next_power_of_two();
+        let size = (capacity.max(1) * 2).next_power_of_two().max(2);
+        let words = (capacity * 10 / 64).next_power_of_two().max(2);
         let mut map = ByteMap {
-            slots: vec![u32::MAX; size],
+            slots: vec![0; size],
             mask: size - 1,
             shift: 64 - size.trailing_zeros(),
+            bloom: vec![0; words],
+            bloom_shift: 64 - words.trailing_zeros(),
         };
         let mut duplicates = Vec::new();
         for id in ids {
+            debug_assert!(id <= MAX_ID);
             let b = tokens.bytes(id);
-            let mut i = slot(b, map.shift);
+            let h = hash(b);
+            let (w, bits) = map.bloom_bits(h);
+            map.bloom[w] |= bits;
+            let (mut i, tag) = map.place(h);
             loop {
                 let s = map.slots[i];
-                if s == u32::MAX {
-                    map.slots[i] = id;
+                if s == 0 {
+                    map.slots[i] = tag | id;
                     break;
                 }
-                if tokens.bytes(s) == b {
+                if s & 0xFF00_0000 == tag && tokens.bytes(s & 0xFF_FFFF) == b {
                     duplicates.push(id);
                     break;
                 }
@@ -153,26 +183,62 @@ impl ByteMap {
         (map, duplicates)
     }
 
+    /// The home slot of hash `h` and its tag (already shifted into place):
+    /// the slot from the high bits, the tag from the 7 bits below.
+    #[inline]
+    fn place(&self, h: u64) -> (usize, u32) {
+        ((h >> self.shift) as usize, (0x80 | ((h >> (self.shift - 7)) as u32 & 0x7F)) << 24)
+    }
+
+    /// The Bloom filter word of hash `h` and its two bits.
+    #[inline]
+    fn bloom_bits(&self, h: u64) -> (usize, u64) {
+        let g = h.wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        ((g >> self.bloom_shift) as usize, 1 << (g >> 20 & 63) | 1 << (g >> 26 & 63))
+    }
+
     /// The id whose bytes are `key`.
     #[inline]
     pub(crate) fn get(&self, tokens: &Tokens, key: &[u8]) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
-        let mut i = slot(key, self.shift);
+        self.probe(hash(key), |id| bytes_eq(tokens.bytes(id), key))
+    }
+
+    /// [`ByteMap::get`] for keys that are rarely tokens: a Bloom filter
+    /// answers most misses without touching the slots. `is_key(id)` must
+    /// tell whether token `id`'s bytes are the key (the caller may know
+    /// faster than the token buffer).
+    #[inline]
+    pub(crate) fn get_rare_by(&self, key: &[u8], is_key: impl Fn(u32) -> bool) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let h = hash(key);
+        let (w, bits) = self.bloom_bits(h);
+        if self.bloom[w] & bits != bits {
+            return None;
+        }
+        self.probe(h, |id| is_key(id))
+    }
+
+    #[inline]
+    fn probe(&self, h: u64, is_key: impl Fn(u32) -> bool) -> Option<u32> {
+        let (mut i, tag) = self.place(h);
         loop {
             let s = self.slots[i];
-            if s == u32::MAX {
+            if s == 0 {
                 return None;
             }
-            if tokens.bytes(s) == key {
-                return Some(s);
+            if s & 0xFF00_0000 == tag && is_key(s & 0xFF_FFFF) {
+                return Some(s & 0xFF_FFFF);
             }
             i = (i + 1) & self.mask;
         }
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * 4
+        self.slots.capacity() * 4 + self.bloom.capacity() * 8
     }
 }

@@ -89,7 +89,7 @@ mod parser;
 pub use error::{GrammarError, ParseError};
 pub use forced::{ByteSet, ForcedBytes, ForcedStop};
 pub use grammar::{Grammar, GrammarBuilder, Limits, SpecialToken, SymbolId, SymbolKind};
-pub use parser::{Frame, Parser, ParserStats, PositionKey};
+pub use parser::{Frame, MaxTokensOutcome, Parser, ParserStats, PositionKey};
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,9 @@ use toktrie::{Recognizer, StateRecognizer, TokenId};
 use crate::error::ParseError;
 use crate::grammar::{END, Grammar, GrammarInner, SpecialToken, SymbolKind};
 
+mod options;
+pub use options::MaxTokensOutcome;
+
 /// An Earley item packed in a `u64`: the dot (an index into the grammar's
 /// flat right-hand sides) in the high half, the origin row in the low half.
 type Item = u64;
@@ -149,6 +152,9 @@ pub struct Parser {
     generation: u32,
     allowed: LexemeSet,
     next_row_id: u64,
+    /// The hidden length of the last lexeme with `stop=` that sealed a
+    /// frame (see `options.rs`); reset by [`begin_step`](Parser::begin_step).
+    hidden_pending: u32,
 }
 
 impl Drop for Parser {
@@ -209,6 +215,7 @@ impl Parser {
             generation: 0,
             allowed: LexemeSet::default(),
             next_row_id: 0,
+            hidden_pending: 0,
         };
         // Row 0: predict the synthetic start symbol.
         let start = p.g.start;
@@ -277,6 +284,7 @@ impl Parser {
     /// [`Limits::max_items_per_step`](crate::Limits).
     pub fn begin_step(&mut self) {
         self.step_items = 0;
+        self.hidden_pending = 0;
     }
 
     /// Consumes one byte of text.
@@ -435,7 +443,7 @@ impl Parser {
             if next.is_plain() {
                 return Some(top.within(next));
             }
-            return self.end_lazy(top.row() as usize, next);
+            return self.end_lazy(top.row() as usize, next, b);
         }
         // The byte does not continue the lexeme: it must end here (greedy)
         // and the byte must start the next one.
@@ -449,15 +457,19 @@ impl Parser {
             return None;
         }
         if next.is_lazy_end() {
-            return self.end_lazy(r, next);
+            return self.end_lazy(r, next, b);
         }
         Some(Frame::new(next, r as u32, false))
     }
 
-    /// A lazy lexeme matched at `state` (started at `row`): it ends now.
-    fn end_lazy(&mut self, row: usize, state: StateId) -> Option<Frame> {
+    /// A lazy lexeme matched at `state` (started at `row`) with byte `b`:
+    /// it ends now (a hidden stop text is handled in `options.rs`).
+    fn end_lazy(&mut self, row: usize, state: StateId, b: u8) -> Option<Frame> {
         let acc = self.lexer.accepting(state)?;
         let r = self.push_row(row, RowKey::Lexemes(acc))?;
+        if self.lexer.hidden_len(state) != 0 {
+            return self.end_hidden(r, state, b);
+        }
         Some(Frame::new(self.rows[r].lexer_start, r as u32, true))
     }
 

@@ -2,7 +2,7 @@
 //! flat (state × byte class) transition table.
 
 use derivre::raw::{DerivCache, ExprSet, NextByteCache, RelevanceCache};
-use derivre::{ExprRef, NextByte, RegexBuilder};
+use derivre::{ExprRef, NextByte, RegexAst, RegexBuilder};
 use rustc_hash::FxHashMap;
 
 use crate::byteclass::ByteClasses;
@@ -81,6 +81,12 @@ struct LexemeInfo {
     /// Whether the lexeme's language contains the empty string.
     nullable: bool,
     lazy: bool,
+    /// The lexeme's whole regex (for [`Lexer::forces_bytes`]).
+    root: ExprRef,
+    /// The text of a hidden stop (`stop=`) whose language is one string.
+    stop_bytes: Option<Box<[u8]>>,
+    ends_at_eos: bool,
+    max_tokens: Option<u32>,
 }
 
 /// The table's entry after a state's byte-class columns when no lexeme
@@ -118,6 +124,9 @@ pub struct Lexer {
     num_transitions: usize,
     /// Probe expressions and cached containment answers (see `probe`).
     probes: probe::Probes,
+    /// Per dense state: how many of the last bytes are hidden stop text
+    /// when a lazy lexeme with `stop=` ends in it (0 otherwise).
+    hidden: Vec<u32>,
 }
 
 impl std::fmt::Debug for Lexer {
@@ -142,7 +151,20 @@ impl Lexer {
         let mut builder = RegexBuilder::new();
         let mut roots = Vec::with_capacity(spec.len());
         for (i, lexeme) in spec.lexemes().iter().enumerate() {
-            let e = builder.mk(&lexeme.regex).map_err(|err| {
+            // A hidden stop is a look-ahead: derivre tracks how many of the
+            // matched bytes it covers (`Lexer::hidden_len`).
+            let with_stop;
+            let regex = match &lexeme.stop {
+                Some(stop) => {
+                    with_stop = RegexAst::Concat(vec![
+                        lexeme.regex.clone(),
+                        RegexAst::LookAhead(Box::new(stop.clone())),
+                    ]);
+                    &with_stop
+                }
+                None => &lexeme.regex,
+            };
+            let e = builder.mk(regex).map_err(|err| {
                 LexerError::new(LexerErrorKind::Regex {
                     lexeme: LexemeId(i as u32),
                     name: lexeme.name.clone(),
@@ -177,7 +199,15 @@ impl Lexer {
                 name: lexeme.name.clone(),
                 expr: if live { non_empty } else { ExprRef::NO_MATCH },
                 nullable,
-                lazy: lexeme.lazy,
+                lazy: lexeme.lazy || lexeme.stop.is_some(),
+                root: e,
+                stop_bytes: match &lexeme.stop {
+                    Some(RegexAst::Literal(t)) => Some(t.as_bytes().into()),
+                    Some(RegexAst::Byte(b)) => Some(Box::new([*b])),
+                    _ => None,
+                },
+                ends_at_eos: lexeme.ends_at_eos,
+                max_tokens: lexeme.max_tokens,
             });
         }
         let mut deriv = DerivCache::new();
@@ -198,6 +228,7 @@ impl Lexer {
             error: None,
             num_transitions: 0,
             probes: probe::Probes::default(),
+            hidden: Vec::new(),
         };
         let dead = lexer.intern_state(Vec::new().into_boxed_slice())?;
         debug_assert_eq!(dead, StateId::DEAD);
@@ -242,6 +273,66 @@ impl Lexer {
     /// When `id` is not a lexeme of this lexer.
     pub fn is_lazy(&self, id: LexemeId) -> bool {
         self.lexemes[id.index()].lazy
+    }
+
+    /// The text of lexeme `id`'s hidden stop when its language is one
+    /// string (a literal `stop="..."`), else `None`.
+    ///
+    /// # Panics
+    /// When `id` is not a lexeme of this lexer.
+    pub fn stop_bytes(&self, id: LexemeId) -> Option<&[u8]> {
+        self.lexemes[id.index()].stop_bytes.as_deref()
+    }
+
+    /// Whether an end-of-sequence token may end lexeme `id` (`stop=""`).
+    ///
+    /// # Panics
+    /// When `id` is not a lexeme of this lexer.
+    pub fn ends_at_eos(&self, id: LexemeId) -> bool {
+        self.lexemes[id.index()].ends_at_eos
+    }
+
+    /// The most tokens lexeme `id` may span (`max_tokens=N`), if limited.
+    ///
+    /// # Panics
+    /// When `id` is not a lexeme of this lexer.
+    pub fn max_tokens(&self, id: LexemeId) -> Option<u32> {
+        self.lexemes[id.index()].max_tokens
+    }
+
+    /// Whether some lexeme is limited in tokens (`max_tokens=N`).
+    pub fn has_max_tokens(&self) -> bool {
+        self.lexemes.iter().any(|l| l.max_tokens.is_some())
+    }
+
+    /// How many of the bytes that led to `state` are hidden stop text: the
+    /// look-ahead length of a lazy lexeme with `stop=` ending in `state`
+    /// (the longest, when several end), else 0.
+    #[inline]
+    pub fn hidden_len(&self, state: StateId) -> usize {
+        self.hidden.get(self.dense(state)).map_or(0, |&h| h as usize)
+    }
+
+    /// Whether lexeme `id`'s regex starts with the literal `bytes` in its
+    /// structure (derivre's `has_simply_forced_bytes`: a syntactic check,
+    /// so `false` is possible for a regex that forces them semantically).
+    ///
+    /// # Panics
+    /// When `id` is not a lexeme of this lexer.
+    pub fn forces_bytes(&self, id: LexemeId, bytes: &[u8]) -> bool {
+        self.exprs.has_simply_forced_bytes(self.lexemes[id.index()].root, bytes)
+    }
+
+    /// `state` restricted to the lexemes in `keep` (the others dropped);
+    /// [`StateId::DEAD`] when none is left or a limit is exceeded.
+    pub fn limit_state(&mut self, state: StateId, keep: &LexemeSet) -> StateId {
+        let pairs: Vec<u32> = self.state_pairs[self.dense(state)]
+            .chunks_exact(2)
+            .filter(|p| keep.contains(LexemeId(p[0])))
+            .flatten()
+            .copied()
+            .collect();
+        self.intern_or_dead(pairs.into_boxed_slice())
     }
 
     /// The number of byte classes (bytes no lexeme distinguishes share one).
@@ -497,10 +588,15 @@ impl Lexer {
         }
         let mut accepting = Vec::new();
         let mut lazy_end = false;
+        let mut hidden = 0;
         for p in pairs.chunks_exact(2) {
             if self.exprs.is_nullable(ExprRef::new(p[1])) {
                 let id = LexemeId(p[0]);
-                lazy_end |= self.lexemes[id.index()].lazy;
+                let lazy = self.lexemes[id.index()].lazy;
+                lazy_end |= lazy;
+                if lazy {
+                    hidden = hidden.max(self.exprs.possible_lookahead_len(ExprRef::new(p[1])));
+                }
                 accepting.push(id);
             }
         }
@@ -528,6 +624,7 @@ impl Lexer {
         let s =
             if dense == 0 { StateId::DEAD } else { StateId(((row as u32) << 1) | lazy_end as u32) };
         self.state_pairs.push(pairs.clone());
+        self.hidden.push(hidden as u32);
         self.state_ids.insert(pairs, s);
         // The dead state's row points to itself, so a walk never reads MISSING there.
         let fill = if s == StateId::DEAD { StateId::DEAD.0 } else { MISSING };

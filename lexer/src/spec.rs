@@ -35,12 +35,30 @@ pub struct LexemeSpec {
     /// keeps it alive (maximal munch, no backtracking). Lazy (`true`): the
     /// lexeme ends at the first byte where it matches.
     pub lazy: bool,
+    /// Hidden stop text (Lark `stop=...`): the lexeme matches `regex`
+    /// followed by a word of `stop`, lazily (it ends where the stop text
+    /// first completes), and [`Lexer::hidden_len`](crate::Lexer::hidden_len)
+    /// reports how many of its last bytes are the stop text.
+    pub stop: Option<RegexAst>,
+    /// The end-of-sequence token may end this lexeme (Lark `stop=""`): the
+    /// parser lets an EOS token close it where it matches.
+    pub ends_at_eos: bool,
+    /// The most tokens the lexeme may span (Lark `max_tokens=N`); kept for
+    /// the token-level matcher, the lexer itself never counts tokens.
+    pub max_tokens: Option<u32>,
 }
 
 impl LexemeSpec {
     /// A greedy lexeme from an AST.
     pub fn new(name: impl Into<String>, regex: RegexAst) -> LexemeSpec {
-        LexemeSpec { name: name.into(), regex, lazy: false }
+        LexemeSpec {
+            name: name.into(),
+            regex,
+            lazy: false,
+            stop: None,
+            ends_at_eos: false,
+            max_tokens: None,
+        }
     }
 
     /// A greedy lexeme matching exactly `text`; named by its quoted text.
@@ -57,6 +75,26 @@ impl LexemeSpec {
     /// The same lexeme, lazy (ends at its first match).
     pub fn lazy(mut self) -> LexemeSpec {
         self.lazy = true;
+        self
+    }
+
+    /// The same lexeme followed by the hidden stop text `stop` (lazy: it
+    /// ends where the stop text first completes).
+    pub fn with_stop(mut self, stop: RegexAst) -> LexemeSpec {
+        self.lazy = true;
+        self.stop = Some(stop);
+        self
+    }
+
+    /// The same lexeme, which an end-of-sequence token may also end.
+    pub fn ending_at_eos(mut self) -> LexemeSpec {
+        self.ends_at_eos = true;
+        self
+    }
+
+    /// The same lexeme, spanning at most `n` tokens.
+    pub fn with_max_tokens(mut self, n: u32) -> LexemeSpec {
+        self.max_tokens = Some(n);
         self
     }
 }

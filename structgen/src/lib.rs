@@ -34,4 +34,4 @@ pub mod tokenizer;
 pub mod trie;
 
 pub mod matcher;
-pub use matcher::{ForcedTokens, Matcher, MatcherError, ReplayStats, SlicerStats};
+pub use matcher::{Backtrack, ForcedTokens, Matcher, MatcherError, ReplayStats, SlicerStats};

@@ -6,8 +6,10 @@ use earley::{Grammar, ParseError, Parser, ParserStats, PositionKey};
 use toktrie::{TokTrie, TokTrieBuilder, TokenId, TokenKind, TokenSet};
 
 mod forced;
+mod options;
 mod sliced;
 pub use forced::{DEFAULT_MAX_FORCED_BYTES, ForcedTokens, ReplayStats};
+pub use options::Backtrack;
 pub use sliced::SlicerStats;
 
 /// Why a matcher stopped or could not be created.
@@ -115,6 +117,9 @@ pub struct Matcher {
     /// Forced tokens, when a tokenizer is given (see
     /// [`with_tokenizer`](Matcher::with_tokenizer)).
     forcing: Option<Box<forced::Forcing>>,
+    /// Token counts and backtracking of the lexeme options `max_tokens=`
+    /// and `stop=` (see `matcher/options.rs`).
+    options: options::LexemeOptions,
 }
 
 impl Matcher {
@@ -129,6 +134,7 @@ impl Matcher {
             Parser::new(grammar, &move |name| t.special_by_name(name))?
         };
         let mask = trie.token_set();
+        let options = options::LexemeOptions::new(parser.lexer());
         Ok(Matcher {
             trie,
             parser,
@@ -139,6 +145,7 @@ impl Matcher {
             mask_key: None,
             slicer: None,
             forcing: None,
+            options,
         })
     }
 
@@ -200,7 +207,7 @@ impl Matcher {
             return Ok(&self.mask);
         }
         let key = self.parser.position_key();
-        if self.mask_key == Some(key) {
+        if self.mask_key == Some(key) && !self.options.limited() {
             // Same position as the last mask (a lexeme like `[^"]*` that
             // loops on one state): the mask is the same.
             return Ok(&self.mask);
@@ -215,13 +222,16 @@ impl Matcher {
             // Only the end of the sequence remains: no walk needed.
             self.mask.clear();
         }
+        if let Err(e) = self.filter_token_limits() {
+            return Err(self.fail(e));
+        }
         let accepting = self.parser.is_accepting();
         if let Err(e) = self.parser.check().and(accepting.clone()) {
             return Err(self.fail(e.into()));
         }
         let accepting = accepting.unwrap_or(false);
         for &eos in self.trie.eos_tokens() {
-            if accepting {
+            if accepting || self.parser.eos_ends_lexeme() {
                 self.mask.insert(eos);
             } else if !self.parser.special_token_allowed(eos) {
                 self.mask.remove(eos);
@@ -310,6 +320,7 @@ impl Matcher {
         }
         self.parser.pop_bytes(frames);
         self.forcing_rolled_back();
+        self.options_rolled_back();
     }
 
     /// Whether the text so far is a sentence (EOS is allowed).
@@ -357,6 +368,9 @@ impl Matcher {
             TokenKind::Special => {
                 if self.parser.try_consume_special(token)? {
                     Ok(Some(Step::Special))
+                } else if is_eos && self.parser.try_consume_eos_end()? {
+                    // `stop=""`: the EOS token ends a lexeme and the text goes on.
+                    Ok(Some(Step::Special))
                 } else if is_eos && self.parser.is_accepting()? {
                     self.stopped = true;
                     Ok(Some(Step::Eos))
@@ -375,7 +389,12 @@ impl Matcher {
                         return Ok(None);
                     }
                 }
-                Ok(Some(Step::Bytes(bytes.len())))
+                let len = bytes.len();
+                if !self.finish_token_bytes(token)? {
+                    self.parser.pop_bytes(len);
+                    return Ok(None);
+                }
+                Ok(Some(Step::Bytes(len)))
             }
             _ => Err(MatcherError::UnknownToken { token }),
         }

@@ -6,6 +6,7 @@ mod bpe;
 mod coalesce;
 mod frontends;
 mod jsonsuite;
+mod lexeme_options;
 mod mask;
 mod maskbench;
 mod slicer;

@@ -18,21 +18,21 @@ use structgen::Matcher;
 use toktrie::{TokTrie, TokenId};
 
 /// A vocabulary on both sides.
-struct Vocab {
-    name: &'static str,
-    tokenizer: bpe::Tokenizer,
-    trie: Arc<TokTrie>,
-    peer: peer_toktrie::TokEnv,
+pub(crate) struct Vocab {
+    pub(crate) name: &'static str,
+    pub(crate) tokenizer: bpe::Tokenizer,
+    pub(crate) trie: Arc<TokTrie>,
+    pub(crate) peer: peer_toktrie::TokEnv,
 }
 
-fn vocab(name: &'static str, tokenizer: bpe::Tokenizer) -> Vocab {
+pub(crate) fn vocab(name: &'static str, tokenizer: bpe::Tokenizer) -> Vocab {
     let trie = Matcher::trie_of(&tokenizer).unwrap();
     let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
     let peer = compare::peer::llg_tok_env(&tokenizer, eos);
     Vocab { name, tokenizer, trie: Arc::new(trie), peer }
 }
 
-fn vocabularies() -> Vec<Vocab> {
+pub(crate) fn vocabularies() -> Vec<Vocab> {
     let mut v = vec![vocab("o200k", bpe::Tokenizer::o200k_base())];
     if compare::shared::data_dir_or_skip("mask differential on Llama-3").is_some() {
         let json = compare::shared::read("tokenizers/llama3.tokenizer.json.gz").unwrap();
@@ -41,7 +41,10 @@ fn vocabularies() -> Vec<Vocab> {
     v
 }
 
-fn peer_matcher(v: &Vocab, grammar: llguidance::api::TopLevelGrammar) -> llguidance::Matcher {
+pub(crate) fn peer_matcher(
+    v: &Vocab,
+    grammar: llguidance::api::TopLevelGrammar,
+) -> llguidance::Matcher {
     let factory = compare::peer::llg_factory(&v.peer, &[]).unwrap();
     let parser = factory.create_parser(grammar);
     llguidance::Matcher::new(parser)
@@ -49,7 +52,7 @@ fn peer_matcher(v: &Vocab, grammar: llguidance::api::TopLevelGrammar) -> llguida
 
 /// Walks `tokens` through both matchers, comparing every mask; the input
 /// must be accepted at the end.
-fn check(
+pub(crate) fn check(
     v: &Vocab,
     case: &str,
     peer: llguidance::api::TopLevelGrammar,
@@ -60,7 +63,7 @@ fn check(
 }
 
 /// [`check`], with the final acceptance asserted only when `complete`.
-fn check_steps(
+pub(crate) fn check_steps(
     v: &Vocab,
     case: &str,
     peer: llguidance::api::TopLevelGrammar,
@@ -159,7 +162,7 @@ fn peer_limit(case: &str, step: usize, msg: &str) {
     println!("KNOWN DIFFERENCE: {case}: llguidance's item limit at step {step}");
 }
 
-fn encode(v: &Vocab, text: &str) -> Vec<TokenId> {
+pub(crate) fn encode(v: &Vocab, text: &str) -> Vec<TokenId> {
     v.tokenizer.encode(text).into_iter().map(TokenId).collect()
 }
 
@@ -443,7 +446,7 @@ fn shared_grammar(
 
 /// Walks `steps` random tokens through both matchers, each drawn (seeded)
 /// from the allowed ones, comparing every mask token for token.
-fn random_walk(
+pub(crate) fn random_walk(
     v: &Vocab,
     case: &str,
     peer: llguidance::api::TopLevelGrammar,

@@ -83,10 +83,21 @@ pub(super) enum Entry<'a> {
     Import(&'static Def, Span),
 }
 
-/// Lexeme options of a rule (`[lazy]`, `[suffix=...]`).
+/// Lexeme options of a rule (`[lazy]`, `[suffix=...]`, `[stop=...]`,
+/// `[max_tokens=N]`).
 struct LexemeOptions {
     lazy: bool,
     suffix: Option<RegexAst>,
+    stop: Option<Stop>,
+    max_tokens: Option<u32>,
+}
+
+/// A rule's `stop=`.
+enum Stop {
+    /// Hidden stop text (a non-empty string, a regex or a terminal).
+    Text(RegexAst),
+    /// `stop=""`: the end-of-sequence token may end the lexeme.
+    Eos,
 }
 
 /// Lowers `grammar` (whose text is `src`) with `start` as the start rule.
@@ -337,13 +348,23 @@ impl<'a> Lowering<'a> {
         };
         self.check_def(def, Ns::User)?;
         let sym = match self.lexeme_options(&def.attrs)? {
+            // `max_tokens=0` allows no token: only the empty string (as in
+            // llguidance).
+            Some(opts) if opts.max_tokens == Some(0) => self.b.epsilon(),
             Some(opts) => {
                 let body = self.expansions_regex(&def.body, Ns::User)?;
                 let regex = match opts.suffix {
                     Some(suffix) => RegexAst::Concat(vec![body, suffix]),
                     None => body,
                 };
-                let spec = LexemeSpec { name: name.to_string(), regex, lazy: opts.lazy };
+                let mut spec = LexemeSpec::new(name, regex);
+                spec.lazy = opts.lazy;
+                spec.max_tokens = opts.max_tokens;
+                match opts.stop {
+                    Some(Stop::Text(stop)) => spec = spec.with_stop(stop),
+                    Some(Stop::Eos) => spec = spec.ending_at_eos(),
+                    None => {}
+                }
                 self.add_lexeme(spec, def.name.span)
             }
             None => {
@@ -364,19 +385,40 @@ impl<'a> Lowering<'a> {
         sym
     }
 
-    /// Reads `[lazy, suffix=..., ...]`; `None` when no option changes the
-    /// lexeme (only `capture` or `temperature`, which do not change masks).
+    /// Reads `[lazy, suffix=..., stop=..., max_tokens=N, ...]`; `None`
+    /// when no option changes the lexeme (only `capture` or `temperature`,
+    /// which do not change masks).
+    ///
+    /// As in llguidance: `stop=` and `suffix=` exclude each other, and so
+    /// do `lazy` followed by `stop=`, and `stop=""` with `lazy` (in
+    /// llguidance `lazy` is an empty-regex suffix).
     fn lexeme_options(&mut self, attrs: &[Attr]) -> Result<Option<LexemeOptions>, Error> {
-        let mut opts = LexemeOptions { lazy: false, suffix: None };
+        let mut opts = LexemeOptions { lazy: false, suffix: None, stop: None, max_tokens: None };
         let mut any = false;
+        let mut suffix_seen = false;
         for a in attrs {
             let name = a.name.name.as_str();
             match (name, &a.value) {
                 ("lazy", None) => {
+                    if matches!(opts.stop, Some(Stop::Eos)) {
+                        return Err(self.err(
+                            ErrorKind::Invalid,
+                            "`lazy` cannot be combined with `stop=\"\"`",
+                            a.span,
+                        ));
+                    }
                     opts.lazy = true;
                     any = true;
                 }
                 ("suffix", Some(AttrValue::Expr(e))) => {
+                    if opts.stop.is_some() || suffix_seen {
+                        return Err(self.err(
+                            ErrorKind::Invalid,
+                            "a rule takes one of `stop=` and `suffix=`",
+                            a.span,
+                        ));
+                    }
+                    suffix_seen = true;
                     let rx = self.expr_regex(e, Ns::User)?;
                     any = true;
                     if !matches!(&e.kind, ExprKind::Literal { value, .. } if value.is_empty()) {
@@ -386,20 +428,33 @@ impl<'a> Lowering<'a> {
                 }
                 ("capture", None) | ("capture" | "stop_capture", Some(AttrValue::Expr(_))) => {}
                 ("temperature", Some(AttrValue::Number(..))) => {}
-                ("stop", Some(_)) => {
-                    return Err(self.err(
-                        ErrorKind::Unsupported,
-                        "`stop=` is not supported (it hides text from the model); \
-                         use `suffix=` or `lazy`",
-                        a.span,
-                    ));
+                ("stop", Some(AttrValue::Expr(e))) => {
+                    if opts.stop.is_some() || suffix_seen || opts.lazy {
+                        return Err(self.err(
+                            ErrorKind::Invalid,
+                            "a rule takes one of `stop=`, `suffix=` and a `lazy` before `stop=`",
+                            a.span,
+                        ));
+                    }
+                    let empty =
+                        matches!(&e.kind, ExprKind::Literal { value, .. } if value.is_empty());
+                    opts.stop = Some(if empty {
+                        Stop::Eos
+                    } else {
+                        Stop::Text(self.expr_regex(e, Ns::User)?)
+                    });
+                    any = true;
                 }
-                ("max_tokens", Some(AttrValue::Number(..))) => {
-                    return Err(self.err(
-                        ErrorKind::Unsupported,
-                        "`max_tokens=` is not supported",
-                        a.span,
-                    ));
+                ("max_tokens", Some(AttrValue::Number(v, text))) => {
+                    if !(v.fract() == 0.0 && *v >= 0.0 && *v <= f64::from(u32::MAX)) {
+                        return Err(self.err(
+                            ErrorKind::Invalid,
+                            format!("`max_tokens=` takes a whole number of tokens, not `{text}`"),
+                            a.span,
+                        ));
+                    }
+                    opts.max_tokens = Some(*v as u32);
+                    any = true;
                 }
                 (
                     "lazy" | "suffix" | "capture" | "stop_capture" | "temperature" | "stop"

@@ -23,8 +23,16 @@
 //! - Special tokens `<|name|>`, `<name>` and token ids `<[1,5-9]>`,
 //!   `<[^5]>`, `<[*]>`; names are resolved against the vocabulary when a
 //!   parser is created.
-//! - Lexeme options on rules: `[lazy]`, `[suffix=X]` (X a string, regex or
-//!   terminal), and `[capture]`, `[capture="n"]`, `[stop_capture="n"]`,
+//! - Lexeme options on rules whose body is a terminal: `[lazy]`,
+//!   `[suffix=X]` (X a string, regex or terminal: lazy, X kept in the text),
+//!   `[stop=X]` (lazy, X hidden: the rule's text ends before it and the
+//!   matcher reports the tokens to take back, `structgen::Backtrack`;
+//!   when the text after the rule starts with X, X is lexed again as its
+//!   start instead), `[stop=""]` (the end-of-sequence token may end the
+//!   lexeme, and the grammar goes on), `[max_tokens=N]` (the lexeme spans
+//!   at most N tokens; `max_tokens=0` is the empty string), combined as
+//!   llguidance allows (`stop=` excludes `suffix=` and an earlier `lazy`);
+//!   and `[capture]`, `[capture="n"]`, `[stop_capture="n"]`,
 //!   `[temperature=t]`, which do not change masks and are ignored.
 //! - `%regex {"substring_words": "..."}`, `{"substring_chars": "..."}`
 //!   and `{"substring_chunks": [...]}`: any contiguous run of the chunks
@@ -42,8 +50,8 @@
 //! `%override`, `%extend`, imports of modules other than `common`,
 //! look-arounds and other regex features `derivre` cannot express,
 //! `%json` together with `%ignore`, `@grammar`
-//! references, parametric rules (`name::...`), `stop=`, `max_tokens=`, and
-//! the `%llguidance` options above set to `true` or unknown.
+//! references, parametric rules (`name::...`), and the `%llguidance`
+//! options above set to `true` or unknown.
 //!
 //! # Differences from llguidance 1.9
 //! - More lenient: line breaks inside `(...)` and `[...]`, and comment lines
@@ -51,6 +59,13 @@
 //!   rejects them); neither changes what a grammar means.
 //! - Stricter: unknown `%llguidance` options are errors (llguidance ignores
 //!   them).
+//! - `max_tokens=N`: at its N-th token llguidance ends the lexeme even when
+//!   its text does not match the lexeme's regex (accepting text outside the
+//!   grammar); ours allows only tokens after which it can end there.
+//! - `stop=X` with X a regex of several words longer than one byte: when
+//!   the text after the rule starts with a literal, llguidance lexes the
+//!   hidden word again as its start; ours does it for literal stops and
+//!   one-byte words only, and otherwise ends the token at the stop text.
 //! - Unknown special token names are reported when a parser is created
 //!   ([`earley::Parser::new`]), not at compile time.
 //! - As in llguidance, only definitions reachable from `start` (and the

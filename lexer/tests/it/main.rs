@@ -2,3 +2,4 @@
 
 mod probe;
 mod prop;
+mod stop;

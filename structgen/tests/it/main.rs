@@ -6,5 +6,6 @@ mod cache_sim;
 mod cli;
 mod forced;
 mod jsonschema;
+mod lexeme_options;
 mod slicer;
 mod tokenize;

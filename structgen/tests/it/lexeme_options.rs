@@ -1,0 +1,141 @@
+//! The lexeme options `max_tokens=` and `stop=` at the token level, over a
+//! toy vocabulary: masks against a brute-force oracle over token sequences,
+//! and rollback restoring the per-lexeme token counts.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use structgen::{Backtrack, Matcher};
+use toktrie::{TokTrie, TokTrieBuilder, TokenId};
+
+const VOCAB: &[&str] = &["a", "b", "ab", "ba", "aab", "c", "bc", "abc", "cc"];
+const EOS: u32 = 9;
+
+fn trie() -> Arc<TokTrie> {
+    let mut b = TokTrieBuilder::new();
+    for (i, w) in VOCAB.iter().enumerate() {
+        b = b.token(TokenId(i as u32), w.as_bytes());
+    }
+    Arc::new(b.special(TokenId(EOS), "<eos>").eos(TokenId(EOS)).build().unwrap())
+}
+
+/// `start: x "c"` with `x[max_tokens=k]` over `body`: whether the token
+/// sequence is a complete sentence (the text is a word of `body` and `c`,
+/// and at most `k` tokens hold bytes of the word).
+fn complete(body: &mut derivre::Regex, k: usize, tokens: &[usize]) -> bool {
+    let text: Vec<u8> = tokens.iter().flat_map(|&t| VOCAB[t].bytes()).collect();
+    let Some((b'c', word)) = text.split_last() else { return false };
+    if word.is_empty() || !body.is_match_bytes(word) {
+        return false;
+    }
+    let mut start = 0;
+    let mut spanned = 0;
+    for &t in tokens {
+        if start < word.len() {
+            spanned += 1;
+        }
+        start += VOCAB[t].len();
+    }
+    spanned <= k
+}
+
+/// Whether some continuation of at most `depth` tokens completes `tokens`.
+fn viable(body: &mut derivre::Regex, k: usize, tokens: &mut Vec<usize>, depth: usize) -> bool {
+    if complete(body, k, tokens) {
+        return true;
+    }
+    if depth == 0 {
+        return false;
+    }
+    (0..VOCAB.len()).any(|t| {
+        tokens.push(t);
+        let ok = viable(body, k, tokens, depth - 1);
+        tokens.pop();
+        ok
+    })
+}
+
+fn body_regex(pattern: &str) -> derivre::Regex {
+    let mut b = derivre::RegexBuilder::new();
+    let e = b.mk(&derivre::RegexAst::Regex(pattern.to_string())).unwrap();
+    b.to_regex(e)
+}
+
+const BODIES: &[&str] = &["[ab]+", "a+b", "(ab)+", "b[ab]*a"];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 60, rng_seed: proptest::test_runner::RngSeed::Fixed(5), ..ProptestConfig::default() })]
+    /// At every step of a random walk, the mask is the set of tokens after
+    /// which some continuation is a sentence whose word spans at most `k`
+    /// tokens; rolling back restores the earlier masks.
+    #[test]
+    fn max_tokens_masks_equal_the_brute_force_set(
+        body in 0..BODIES.len(),
+        k in 1usize..4,
+        picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..6),
+        back in any::<prop::sample::Index>(),
+    ) {
+        let src = format!("start: x \"c\"\nx[max_tokens={k}]: /{}/", BODIES[body]);
+        let g = grammar::lark::compile(&src, &grammar::Config::default()).unwrap();
+        let mut m = Matcher::new(trie(), &g).unwrap();
+        let mut rx = body_regex(BODIES[body]);
+        let mut tokens = Vec::new();
+        let mut masks = Vec::new();
+        for pick in &picks {
+            let mask: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
+            let mut want: Vec<u32> = (0..VOCAB.len())
+                .filter(|&t| {
+                    tokens.push(t);
+                    let ok = viable(&mut rx, k, &mut tokens, 3);
+                    tokens.pop();
+                    ok
+                })
+                .map(|t| t as u32)
+                .collect();
+            if complete(&mut rx, k, &tokens) {
+                want.push(EOS);
+            }
+            prop_assert_eq!(&mask, &want, "{} after {:?}", src, tokens);
+            masks.push(mask.clone());
+            let ordinary: Vec<u32> = mask.iter().copied().filter(|&t| t != EOS).collect();
+            if ordinary.is_empty() {
+                break;
+            }
+            let t = ordinary[pick.index(ordinary.len())];
+            m.consume_token(TokenId(t)).unwrap();
+            tokens.push(t as usize);
+        }
+        let n = back.index(masks.len());
+        m.rollback(tokens.len() - n);
+        let mask: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
+        prop_assert_eq!(&mask, &masks[n], "{} after rolling back to {}", src, n);
+    }
+}
+
+/// A hidden stop over the toy vocabulary: the token that completes it is
+/// taken back, the next mask starts after the rule, and a rollback
+/// re-seals nothing.
+#[test]
+fn stop_reports_backtrack_and_rolls_back() {
+    let g = grammar::lark::compile("start: x \"c\"\nx[stop=\"ba\"]: /a*/", &Default::default())
+        .unwrap();
+    let mut m = Matcher::new(trie(), &g).unwrap();
+    m.consume_tokens(&[TokenId(0), TokenId(0)]).unwrap(); // a a
+    assert_eq!(m.backtrack(), Backtrack::default());
+    // `aab` would go past nothing; `ba` completes the stop.
+    assert!(m.compute_mask().unwrap().contains(TokenId(3)));
+    m.consume_token(TokenId(3)).unwrap();
+    assert_eq!(m.backtrack(), Backtrack { tokens: 1, hidden: 2, visible: 0 });
+    let after: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
+    assert_eq!(after, [5]); // only `c`
+    m.rollback(1);
+    assert_eq!(m.backtrack(), Backtrack::default());
+    // `b` then `a`: the stop spans two tokens; both are taken back.
+    m.consume_tokens(&[TokenId(1), TokenId(0)]).unwrap();
+    assert_eq!(m.backtrack(), Backtrack { tokens: 2, hidden: 2, visible: 0 });
+    m.consume_token(TokenId(5)).unwrap();
+    assert!(m.is_accepting());
+    // A token going past the stop is not allowed.
+    m.rollback(3);
+    assert!(!m.compute_mask().unwrap().contains(TokenId(7)));
+}

@@ -218,3 +218,50 @@ fn max_tokens_ends_only_matching_lexemes() {
     }
     assert!(mine.consume_token(c).is_err());
 }
+
+/// Documented difference: with a stop regex of several words longer than
+/// one byte, when the text after the rule starts with the hidden word, the
+/// mask walk does not know which word it was, so ours ends the token at
+/// the stop text where llguidance lets a token go on into what follows.
+/// After the token is consumed the word is known and lexed again as the
+/// start of what follows, as in llguidance: the masks agree again and both
+/// accept the same text.
+#[test]
+fn regex_stop_relexed_after_the_token() {
+    for v in vocabularies() {
+        let src = "start: a \";;\\n\"\na[stop=/;;|!!/]: /[a-z ]*/";
+        let (ours, peer) = lark(src);
+        let mut theirs = peer_matcher(&v, peer);
+        let mut mine = Matcher::new(v.trie.clone(), &ours).unwrap();
+        let mut tokens = encode(&v, "hello");
+        tokens.extend(encode(&v, ";;"));
+        tokens.extend(encode(&v, "\n"));
+        let mut differences = 0;
+        for (step, &t) in tokens.iter().enumerate() {
+            let my_mask = mine.compute_mask().unwrap().clone();
+            let their_mask = theirs.compute_mask().unwrap();
+            for id in 0..v.tokenizer.vocab_size() as u32 {
+                if my_mask.contains(TokenId(id)) == their_mask.is_allowed(id) {
+                    continue;
+                }
+                let bytes = v.tokenizer.token_bytes(id).unwrap_or(&[]);
+                assert!(
+                    their_mask.is_allowed(id)
+                        && bytes
+                            .windows(2)
+                            .position(|w| w == b";;")
+                            .is_some_and(|i| i + 2 < bytes.len()),
+                    "{} step {step}: {:?}",
+                    v.name,
+                    String::from_utf8_lossy(bytes)
+                );
+                differences += 1;
+            }
+            mine.consume_token(t).unwrap();
+            theirs.consume_token(t.0).unwrap();
+        }
+        assert!(mine.is_accepting() && theirs.is_accepting().unwrap());
+        assert!(differences > 0, "{}: `;;\\n` is one token", v.name);
+        println!("KNOWN DIFFERENCE: {src:?} on {}: {differences} tokens past `;;`", v.name);
+    }
+}

@@ -64,9 +64,21 @@ pub(crate) struct Model {
 const SHORT: usize = 48;
 
 /// Pieces longer than this use the backtracking encoder when the vocabulary
-/// admits it: past a few characters it beats the quadratic loop (Japanese
-/// pieces are long runs of 3-byte characters).
+/// admits it: past a few characters it beats the quadratic loop.
 const LINEAR_MIN: usize = 16;
+
+/// The same for pieces ending in a non-ASCII byte (CJK pieces are runs of
+/// 3-byte characters, and the quadratic loop's lookups grow with the bytes,
+/// not the characters): measured on Japanese prose, without slowing ASCII
+/// prose, where a short unknown word is cheapest in the merge loop.
+const LINEAR_MIN_WIDE: usize = 8;
+
+/// Whether `piece` goes to the backtracking encoder (when available).
+#[inline]
+fn wants_linear(piece: &[u8]) -> bool {
+    piece.len() > LINEAR_MIN
+        || (piece.len() > LINEAR_MIN_WIDE && piece.last().is_some_and(|&b| b >= 0x80))
+}
 
 #[inline]
 fn key(a: u32, b: u32) -> u64 {
@@ -157,7 +169,7 @@ impl Model {
                 return;
             }
         }
-        if piece.len() > LINEAR_MIN {
+        if wants_linear(piece) {
             if let Some(bt) = self.backtracker(tokens) {
                 bt.encode(self, tokens, piece, out);
                 return;
@@ -189,7 +201,7 @@ impl Model {
             return 1;
         }
         if let Symbols::Bytes(ids) = &self.symbols {
-            if piece.len() <= LINEAR_MIN {
+            if !wants_linear(piece) {
                 return self.merge_small_ids(tokens, piece, ids).1;
             }
         }

@@ -47,6 +47,14 @@
 //! - The text is accepted (EOS allowed) exactly when the current lexeme can
 //!   end here and the grammar then accepts.
 //!
+//! # Lexeme options (Lark `stop=`, `stop=""`, `max_tokens=`)
+//! A lexeme with a hidden stop ends where its stop text completes; unless
+//! what follows starts with that text, the position is sealed until the
+//! token is consumed, and [`Parser::take_hidden`] reports the hidden bytes.
+//! [`Parser::eos_ends_lexeme`] and [`Parser::try_consume_eos_end`] let an
+//! EOS token end a `stop=""` lexeme. [`Parser::apply_max_tokens`] applies a
+//! token count the caller keeps. See `DESIGN.md`, "Lexeme options".
+//!
 //! # Forced bytes
 //! [`Parser::forced_bytes`] returns the longest byte string every
 //! continuation allowed from the current position starts with (one push and

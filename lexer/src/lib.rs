@@ -37,6 +37,14 @@
 //! inside the lexer: nullable lexemes are reported by [`Lexer::is_nullable`]
 //! and made optional by the parser's grammar builder.
 //!
+//! # Hidden stop text
+//! A lexeme built with [`LexemeSpec::with_stop`] matches its regex followed
+//! by the stop text, lazily; the stop is a derivre look-ahead, so in the
+//! state where the lexeme ends [`Lexer::hidden_len`] tells how many of the
+//! last bytes are stop text (the parser hides them). [`Lexer::forces_bytes`]
+//! and [`Lexer::limit_state`] serve the parser's handling of that text and
+//! of token limits ([`LexemeSpec::max_tokens`], which the lexer only keeps).
+//!
 //! # Algorithm
 //! All lexemes live in one hash-consed `derivre` expression set with one
 //! derivative cache. A state is a sorted list of (lexeme, derivative) pairs,

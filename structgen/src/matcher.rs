@@ -102,6 +102,12 @@ enum Step {
 /// A token outside the mask is never a panic: it is an error that leaves the
 /// matcher stopped in that error ([`error`](Matcher::error)). The matcher is
 /// `Send`, so the masks of a batch can be computed on several threads.
+///
+/// Grammars with Lark's `stop=X` hide the stop text from the model: after
+/// a token that ends with it, [`backtrack`](Matcher::backtrack) says which
+/// trailing tokens to take back; `stop=""` lets EOS end a lexeme (EOS is
+/// then in the mask and the grammar goes on); `max_tokens=N` limits the
+/// tokens a lexeme spans (see `matcher/options.rs`).
 #[derive(Clone, Debug)]
 pub struct Matcher {
     trie: Arc<TokTrie>,

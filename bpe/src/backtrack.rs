@@ -292,7 +292,7 @@ impl Backtracker {
         let lower = |x: u32| x < t || tokens.token_len(x) == 1;
         let mut s = INVALID;
         let mut node = ROOT;
-        for (i, &b) in tb[..tb.len() - 1].iter().enumerate() {
+        for (i, &b) in tb[..tb.len().saturating_sub(1)].iter().enumerate() {
             node = self.trie.child(node, b);
             if node == NONE {
                 break;

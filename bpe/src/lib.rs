@@ -68,7 +68,9 @@
 //! GPT-2's and Qwen's vocabularies), `O(n log n)` with the priority-queue
 //! fallback (SentencePiece-style vocabularies, and Llama-3, whose merge
 //! priorities are not monotone; [`Tokenizer::has_linear_encoder`] tells).
-//! Loading is linear in the file size. `split_at_tokens` re-encodes the
+//! Loading is linear in the file size; the first long piece adds the trie
+//! build, `O(V log V)` (and, for a vocabulary that is not embedded, settling
+//! every token: `O(V * L)` lookups). `split_at_tokens` re-encodes the
 //! last pieces; inside one huge piece (a megabyte of spaces) that costs the
 //! piece's length per candidate. The incremental encoders cost `O(1)`
 //! amortized per appended or prepended byte plus the open word when read;
@@ -77,10 +79,14 @@
 //! lookups per range, whitespace runs of any length included.
 //!
 //! # Memory
-//! Token bytes in one buffer plus a 4-byte-per-slot hash table (about 6 MB
-//! for o200k); the backtracking tables (trie, canonical splits, next-prefix
-//! table) are built on the first piece longer than 16 bytes.
-//! Encoding long pieces keeps a 128 KiB cache of pair answers per thread.
+//! Token bytes in one buffer plus a 4-byte-per-slot hash table and a
+//! 10-bit-per-token Bloom filter (about 6 MB for o200k). The backtracking
+//! encoder's trie (about 5 MB for o200k) is built on the first long piece
+//! (20-40 ms); its per-token records (32 bytes each: validity, canonical
+//! split, next prefix) are filled on first use of each token for the
+//! embedded vocabularies, and all at that build for others (which are then
+//! checked to admit the encoder). Encoding long pieces keeps a 128 KiB cache
+//! of pair answers per thread.
 //! [`IntervalEncoding`] keeps 12 bytes per text byte plus 12 per piece.
 //!
 //! # Panics

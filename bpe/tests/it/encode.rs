@@ -69,10 +69,56 @@ proptest! {
     }
 
     #[test]
+    fn wide_pieces_equal_oracle(
+        v in prop::collection::vec(
+            prop::sample::select(vec!['の', 'は', 'て', '猫', '吾', '輩', '한', '국', 'é', 'ß', 'a', ' ']),
+            1..60,
+        )
+    ) {
+        // Pieces of 3-byte characters go to the backtracking encoder past
+        // 8 bytes, ASCII ones past 16: both sides of both thresholds.
+        let t: String = v.into_iter().collect();
+        for tok in [o200k(), cl100k()] {
+            prop_assert_eq!(tok.encode(&t), tok.encode_reference(&t));
+        }
+    }
+
+    #[test]
     fn arbitrary_bytes_round_trip(b in prop::collection::vec(any::<u8>(), 0..300)) {
         let ids = o200k().encode_bytes(&b);
         prop_assert_eq!(o200k().decode(&ids).unwrap(), b);
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4, ..ProptestConfig::default() })]
+
+    /// The embedded vocabularies fill their per-token facts on first use:
+    /// a fresh tokenizer, whose facts fill in this text's order, encodes
+    /// like the shared one (filled by every other test) and the oracle.
+    #[test]
+    fn lazy_facts_do_not_depend_on_query_order(t in unicode_text(), s in "[a-z]{100,400}") {
+        let fresh = Tokenizer::o200k_base();
+        let t = format!("{s}{t}{s}");
+        let ids = fresh.encode(&t);
+        prop_assert_eq!(&ids, &o200k().encode(&t));
+        prop_assert_eq!(&ids, &o200k().encode_reference(&t));
+    }
+}
+
+/// A rank file that is not embedded settles every token when the encoder
+/// is built and checks the vocabulary first: same ids as the embedded one.
+#[test]
+fn loaded_rank_file_equals_embedded() {
+    let loaded = Tokenizer::from_tiktoken(
+        bpe::data::O200K_BASE_TIKTOKEN,
+        Pattern::O200k,
+        bpe::O200K_SPECIALS,
+    )
+    .unwrap();
+    assert!(loaded.has_linear_encoder());
+    let text = format!("{}吾輩は猫である。{}", "qzxv".repeat(300), "the cat sat ".repeat(50));
+    assert_eq!(loaded.encode(&text), o200k().encode(&text));
 }
 
 #[test]

@@ -7,7 +7,11 @@
 //! o200k, and walked token by token: every token must be in the engine's
 //! mask, and after the last one the engine must be accepting. An instance is
 //! *correct* when the schema compiled and the verdict equals `valid`; an
-//! instance of a schema the engine refuses is never correct (nor accepted).
+//! instance of a schema the engine refuses is never correct (nor accepted),
+//! except that a schema the engine proves unsatisfiable (ours:
+//! [`jsonschema::ErrorKind::Unsatisfiable`]; llguidance: an error starting
+//! `Unsatisfiable schema`) counts as compiled to the empty language, which
+//! rejects every instance.
 //!
 //! Used by the `jsonsuite` bench suite and the `jsonsuite` differential test.
 
@@ -134,6 +138,14 @@ impl Tally {
     }
 }
 
+/// Why our compiler refused a schema.
+enum Refusal {
+    /// The schema accepts no value.
+    Unsatisfiable,
+    /// Any other error (its message).
+    Other(String),
+}
+
 /// Both engines over the o200k vocabulary.
 pub struct Engines {
     tokenizer: bpe::Tokenizer,
@@ -165,13 +177,22 @@ impl Engines {
     /// Our compiler on one group.
     pub fn ours(&self, group: &Group) -> Outcome {
         let built = catch_unwind(AssertUnwindSafe(|| {
-            let c = jsonschema::compile(&group.schema, &self.options).map_err(|e| e.to_string())?;
-            c.grammar.to_earley(earley::Limits::default()).map_err(|e| e.to_string())
+            let c =
+                jsonschema::compile(&group.schema, &self.options).map_err(|e| match e.kind() {
+                    jsonschema::ErrorKind::Unsatisfiable => Refusal::Unsatisfiable,
+                    _ => Refusal::Other(e.to_string()),
+                })?;
+            c.grammar
+                .to_earley(earley::Limits::default())
+                .map_err(|e| Refusal::Other(e.to_string()))
         }))
-        .unwrap_or_else(|_| Err("panic".to_string()));
+        .unwrap_or_else(|_| Err(Refusal::Other("panic".to_string())));
         let g = match built {
             Ok(g) => g,
-            Err(e) => return Outcome::Refused(e),
+            Err(Refusal::Unsatisfiable) => {
+                return Outcome::Compiled(vec![false; group.tests.len()]);
+            }
+            Err(Refusal::Other(e)) => return Outcome::Refused(e),
         };
         let walk = |text: &str| -> bool {
             let Ok(mut m) = Matcher::new(self.trie.clone(), &g) else { return false };
@@ -196,6 +217,9 @@ impl Engines {
         .unwrap_or_else(|_| Err("panic".to_string()));
         let template = match built {
             Ok(m) => m,
+            Err(e) if e.starts_with("Unsatisfiable schema") => {
+                return Outcome::Compiled(vec![false; group.tests.len()]);
+            }
             Err(e) => return Outcome::Refused(e),
         };
         let walk = |text: &str| -> bool {

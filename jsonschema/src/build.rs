@@ -15,7 +15,7 @@ use crate::options::Options;
 use crate::resolve::{Index, escape_token, lookup};
 
 /// Keywords of the JSON Schema vocabularies this compiler does not implement.
-const UNSUPPORTED: &[&str] = &["$dynamicRef", "$recursiveRef", "$recursiveAnchor"];
+const UNSUPPORTED: &[&str] = &["$recursiveRef", "$recursiveAnchor"];
 
 /// Keywords read by the typed core (`type` and per-type assertions).
 const CORE: &[&str] = &[
@@ -73,6 +73,7 @@ fn is_assertion(k: &str) -> bool {
         || matches!(
             k,
             "enum"
+                | "$dynamicRef"
                 | "unevaluatedItems"
                 | "unevaluatedProperties"
                 | "const"
@@ -262,16 +263,21 @@ impl<'a> Compiler<'a> {
         Ok(s)
     }
 
-    fn ref_target(&mut self, m: &Map<String, Value>, ptr: &str) -> Result<Option<DefId>> {
-        let Some(r) = m.get("$ref") else { return Ok(None) };
-        let r = r.as_str().ok_or_else(|| self.invalid("$ref", ptr, "$ref must be a string"))?;
-        let target = self.index.resolve(self.doc, ptr, r).ok_or_else(|| {
-            self.err(
-                ErrorKind::UnresolvedRef,
-                "$ref",
-                ptr,
-                format!("cannot resolve {r:?} in this document"),
-            )
+    /// The definition `$ref` (or `$dynamicRef`, resolved statically) names.
+    fn ref_target(&mut self, m: &Map<String, Value>, ptr: &str, kw: &str) -> Result<Option<DefId>> {
+        let Some(r) = m.get(kw) else { return Ok(None) };
+        let r = r.as_str().ok_or_else(|| self.invalid(kw, ptr, "must be a string"))?;
+        let target = if kw == "$dynamicRef" {
+            self.index.resolve_dynamic(self.doc, ptr, r).map_err(|()| {
+                let msg = format!("{r:?} resolves through the dynamic scope (several anchors)");
+                self.err(ErrorKind::UnsupportedKeyword, kw, ptr, msg)
+            })?
+        } else {
+            self.index.resolve(self.doc, ptr, r)
+        };
+        let target = target.ok_or_else(|| {
+            let msg = format!("cannot resolve {r:?} in this document");
+            self.err(ErrorKind::UnresolvedRef, kw, ptr, msg)
         })?;
         Ok(Some(self.def_for(&target)))
     }
@@ -295,9 +301,14 @@ impl<'a> Compiler<'a> {
             Value::Object(m) => m,
             _ => return Err(self.invalid("", ptr, "a schema must be an object or a boolean")),
         };
-        if let Some(d) = self.ref_target(m, ptr)? {
+        if let Some(d) = self.ref_target(m, ptr, "$ref")? {
             let alone = self.index.legacy || !m.keys().any(|k| is_assertion(k));
             if alone {
+                return Ok(Schema::Ref(d));
+            }
+        } else if in_draft("$dynamicRef", self.index.draft) {
+            let others = m.keys().any(|k| k != "$dynamicRef" && is_assertion(k));
+            if let Some(d) = self.ref_target(m, ptr, "$dynamicRef")?.filter(|_| !others) {
                 return Ok(Schema::Ref(d));
             }
         }
@@ -315,7 +326,7 @@ impl<'a> Compiler<'a> {
             }
             let kptr = ptr_join(ptr, k);
             let part = match k.as_str() {
-                "$ref" => Schema::Ref(self.ref_target(m, ptr)?.unwrap_or(0)),
+                "$ref" | "$dynamicRef" => Schema::Ref(self.ref_target(m, ptr, k)?.unwrap_or(0)),
                 "allOf" => {
                     let items = self.schema_array(k, ptr, val)?;
                     let mut s = Schema::Any;

@@ -139,6 +139,8 @@ pub(crate) struct Index {
     anchors: HashMap<String, String>,
     /// Pointer of a schema object -> its base URI.
     bases: HashMap<String, String>,
+    /// `$dynamicAnchor` name -> how many schema objects declare it.
+    dynamic_anchors: HashMap<String, usize>,
     /// Whether the document uses draft-07 (or earlier) semantics.
     pub(crate) legacy: bool,
     /// The draft named by `$schema`: 4, 6, 7, 2019 or 2020 (the default).
@@ -223,6 +225,11 @@ impl Index {
                 if let Some(a) = m.get("$anchor").and_then(Value::as_str) {
                     self.anchors.entry(format!("{base}#{a}")).or_insert(ptr.clone());
                 }
+                // A `$dynamicAnchor` is also a plain anchor for `$ref`.
+                if let Some(a) = m.get("$dynamicAnchor").and_then(Value::as_str) {
+                    self.anchors.entry(format!("{base}#{a}")).or_insert(ptr.clone());
+                    *self.dynamic_anchors.entry(a.to_string()).or_default() += 1;
+                }
                 self.bases.insert(ptr.clone(), base.clone());
                 for (k, child) in m {
                     let kptr = format!("{ptr}/{}", escape_token(k));
@@ -277,5 +284,29 @@ impl Index {
         };
         lookup(doc, &target)?;
         Some(target)
+    }
+
+    /// Resolves a `$dynamicRef` statically: like `$ref`, unless its target
+    /// declares the `$dynamicAnchor` its fragment names, in which case the
+    /// dynamic scope decides; that is static only when one schema object of
+    /// the document declares the anchor (then the target itself). `Err(())`
+    /// when the dynamic scope could choose among several.
+    pub(crate) fn resolve_dynamic(
+        &self,
+        doc: &Value,
+        ptr: &str,
+        reference: &str,
+    ) -> Result<Option<String>, ()> {
+        let Some(target) = self.resolve(doc, ptr, reference) else { return Ok(None) };
+        let (_, frag) = split_fragment(reference);
+        let name = frag.filter(|f| !f.is_empty() && !f.starts_with('/'));
+        let declared = lookup(doc, &target)
+            .and_then(|t| t.get("$dynamicAnchor"))
+            .and_then(Value::as_str)
+            .is_some_and(|a| Some(a) == name);
+        if declared && name.and_then(|n| self.dynamic_anchors.get(n)).copied().unwrap_or(0) > 1 {
+            return Err(());
+        }
+        Ok(Some(target))
     }
 }

@@ -334,6 +334,27 @@ fn unevaluated_items() {
 }
 
 #[test]
+fn dynamic_ref_resolved_statically() {
+    // One `$dynamicAnchor` of that name in the document: the dynamic scope
+    // can only pick it, so `$dynamicRef` is a `$ref` (also a recursive one).
+    let s = json!({
+        "$defs": {"t": {"$dynamicAnchor": "node", "type": ["integer", "array"],
+            "items": {"$dynamicRef": "#node"}}},
+        "$dynamicRef": "#node"
+    });
+    check(s, &["1", "[1,[2,[]]]"], &["\"s\"", "[1,[\"s\"]]"]);
+    // A `$ref` to a `$dynamicAnchor` is a plain anchor reference.
+    let s = json!({"$defs": {"x": {"$dynamicAnchor": "a", "type": "integer"}}, "$ref": "#a"});
+    check(s, &["1"], &["\"s\""]);
+    // Several anchors of that name: the dynamic scope decides.
+    let e = error(json!({
+        "$defs": {"x": {"$dynamicAnchor": "a"}, "y": {"$id": "y", "$dynamicAnchor": "a"}},
+        "$dynamicRef": "#a"
+    }));
+    assert_eq!((e.kind(), e.keyword()), (&ErrorKind::UnsupportedKeyword, "$dynamicRef"));
+}
+
+#[test]
 fn errors_name_keyword_and_pointer() {
     let e = error(json!({"properties": {"a": {"$recursiveRef": "#"}}}));
     assert_eq!(

@@ -254,6 +254,7 @@ pub(crate) fn compile(
             accept_pos,
             skip,
             initial_ignore: parts.initial_ignore,
+            ignore_once: parts.ignore_once,
             limits,
             num_rules: final_rules.len(),
         }),

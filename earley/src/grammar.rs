@@ -133,6 +133,7 @@ pub struct GrammarBuilder {
     epsilon: Option<SymbolId>,
     optionals: FxHashMap<SymbolId, SymbolId>,
     initial_ignore: bool,
+    ignore_once: bool,
     pending_error: Option<GrammarError>,
 }
 
@@ -204,6 +205,14 @@ impl GrammarBuilder {
     /// default, as in llguidance's Lark grammars.
     pub fn allow_initial_ignore(&mut self, allow: bool) {
         self.initial_ignore = allow;
+    }
+
+    /// Whether ignored text is one match of the ignore regexes per lexeme
+    /// boundary (`true`: the regex describes the whole skipped span, so its
+    /// bounds hold; llguidance's `%llguidance {"ignore_once": true}`) rather
+    /// than any number of matches in a row (`false`, the default).
+    pub fn ignore_once(&mut self, once: bool) {
+        self.ignore_once = once;
     }
 
     /// The name of a symbol, if the id belongs to this builder.
@@ -394,6 +403,7 @@ impl GrammarBuilder {
             rules: self.rules,
             ignore: self.ignore,
             initial_ignore: self.initial_ignore,
+            ignore_once: self.ignore_once,
             pending_error: self.pending_error,
         }
     }
@@ -408,6 +418,7 @@ pub(crate) struct BuilderParts {
     pub(crate) rules: Vec<(SymbolId, Vec<SymbolId>)>,
     pub(crate) ignore: Vec<RegexAst>,
     pub(crate) initial_ignore: bool,
+    pub(crate) ignore_once: bool,
     pub(crate) pending_error: Option<GrammarError>,
 }
 
@@ -454,6 +465,9 @@ pub(crate) struct GrammarInner {
     pub(crate) skip: Option<LexemeId>,
     /// Whether `%ignore` is allowed in the first row.
     pub(crate) initial_ignore: bool,
+    /// Whether `%ignore` matches once per boundary (not again right after
+    /// itself).
+    pub(crate) ignore_once: bool,
     pub(crate) limits: Limits,
     pub(crate) num_rules: usize,
 }

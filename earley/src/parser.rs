@@ -513,9 +513,12 @@ impl Parser {
             RowKey::Special(_) => (false, false),
         };
         if only_skip {
-            // Only `%ignore` matched: the parse state does not change.
+            // Only `%ignore` matched: the parse state does not change
+            // (with `ignore_once`, `%ignore` may not come again here).
             self.next_row_id += 1;
-            self.rows.push(Row { key, id: self.next_row_id, ..p });
+            let lexer_start =
+                if self.g.ignore_once { self.without_skip(p.lexer_start) } else { p.lexer_start };
+            self.rows.push(Row { key, id: self.next_row_id, lexer_start, ..p });
             self.stats.rows_computed += 1;
             return Some(d);
         }

@@ -93,6 +93,17 @@ impl Parser {
         }
     }
 
+    /// `state` (a row's start state) without the `%ignore` lexeme, for
+    /// the row right after `%ignore` when it matches once per boundary.
+    pub(super) fn without_skip(&mut self, state: StateId) -> StateId {
+        let Some(skip) = self.g.skip else { return state };
+        let mut keep = LexemeSet::default();
+        for l in self.lexer.live_lexemes(state).filter(|&l| l != skip) {
+            keep.insert(l);
+        }
+        self.lexer.start_state(&keep)
+    }
+
     /// After a token was consumed: when it ended with hidden stop text
     /// (the position is sealed), unseals it and returns the number of
     /// hidden bytes the caller should take back; else 0. `tail` is the

@@ -276,12 +276,21 @@ impl<'a> Lowering<'a> {
     }
 
     /// `%llguidance {...}`: the options llguidance 1.9 knows. Options that
-    /// do not change which texts are accepted are accepted and ignored.
-    fn options(&self, v: &serde_json::Value, span: Span) -> Result<(), Error> {
+    /// do not change which texts are accepted are accepted and ignored;
+    /// `ignore_once` sets the builder's [`GrammarBuilder::ignore_once`].
+    fn options(&mut self, v: &serde_json::Value, span: Span) -> Result<(), Error> {
         let Some(obj) = v.as_object() else {
             return Err(self.err(ErrorKind::Invalid, "`%llguidance` takes a JSON object", span));
         };
         for (k, val) in obj {
+            if k == "skip_repetition" {
+                return Err(self.err(
+                    ErrorKind::Unsupported,
+                    "`%llguidance` option `skip_repetition` is not an llguidance 1.9 option; \
+                     write `\"ignore_once\": true` for a `%ignore` that matches once",
+                    span,
+                ));
+            }
             let Some(b) = val.as_bool() else {
                 return Err(self.err(
                     ErrorKind::Invalid,
@@ -292,14 +301,15 @@ impl<'a> Lowering<'a> {
             match k.as_str() {
                 // Tokenization of forced text: no effect on masks.
                 "no_forcing" => {}
-                "allow_invalid_utf8" | "allow_initial_skip" | "ignore_once" if b => {
+                "ignore_once" => self.b.ignore_once(b),
+                "allow_invalid_utf8" | "allow_initial_skip" if b => {
                     return Err(self.err(
                         ErrorKind::Unsupported,
                         format!("`%llguidance` option `{k}: true` is not supported"),
                         span,
                     ));
                 }
-                "allow_invalid_utf8" | "allow_initial_skip" | "ignore_once" => {}
+                "allow_invalid_utf8" | "allow_initial_skip" => {}
                 _ => {
                     return Err(self.err(
                         ErrorKind::Unsupported,

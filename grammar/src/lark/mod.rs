@@ -41,9 +41,12 @@
 //! - `%json {...}`: an inline JSON Schema, compiled by the `jsonschema`
 //!   crate with llguidance's defaults, as a nonterminal (not in grammars
 //!   with `%ignore`, whose text llguidance keeps out of JSON values).
-//! - `%llguidance {...}` with `no_forcing`, and the other llguidance 1.9
-//!   options (`allow_initial_skip`, `allow_invalid_utf8`, `ignore_once`)
-//!   when `false`.
+//! - `%llguidance {...}` with `no_forcing`, `ignore_once` (`true`: the
+//!   `%ignore` regex describes the whole span skipped at one lexeme
+//!   boundary, so its bounds hold; `false`, the default: it may match again
+//!   and again), and the other llguidance 1.9 options (`allow_initial_skip`,
+//!   `allow_invalid_utf8`) when `false`. (`skip_repetition`, a later name
+//!   for `ignore_once`, is an error pointing to it: llguidance 1.9 ignores it.)
 //!
 //! # Not supported (an error with line and column)
 //! Templates, priorities (unless [`Config::ignore_priorities`]), `%declare`,

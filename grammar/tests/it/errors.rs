@@ -112,6 +112,7 @@ const LARK: &[Case] = &[
     ("start: x\nx[lazy, stop=\"a\"]: /.*/", Invalid, 2, 9, "a `lazy` before `stop=`"),
     ("start: x\nx[stop=\"\", lazy]: /.*/", Invalid, 2, 12, "`lazy` cannot be combined"),
     ("start: x\nx[max_tokens=1.5]: /.*/", Invalid, 2, 3, "whole number of tokens"),
+    ("%llguidance {\"skip_repetition\": \"once\"}\nstart: \"a\"", Unsupported, 1, 1, "ignore_once"),
     ("start: x\nx[lazy=1]: /.*/", Invalid, 2, 3, "wrong value"),
     ("start: X\nX[lazy]: /.*/", Unsupported, 2, 3, "options on terminals"),
     ("start: x\nx[lazy]: y\ny: \"a\"", Invalid, 2, 10, "cannot be used inside a terminal"),

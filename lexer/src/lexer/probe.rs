@@ -274,6 +274,9 @@ impl Lexer {
                     Ok(false) if is_and(exprs, big) => {
                         explore(exprs, deriv, relevance, (small, big), reps, proven, fuel)
                     }
+                    // Concatenations and alternatives (unanchored patterns,
+                    // `C* "lit" C* "`): derivre's check on their parts.
+                    Ok(false) => by_parts(exprs, deriv, relevance, small, big, fuel, 0),
                     r => r,
                 }
             }));
@@ -358,6 +361,63 @@ fn explore(
     }
     proven.extend(seen);
     Ok(true)
+}
+
+/// How deep [`by_parts`] descends into concatenations and alternatives.
+const MAX_PARTS_DEPTH: usize = 12;
+
+/// Whether every word of `small` is a prefix of a word of `big`, by the
+/// structure of `big` down to parts derivre's check reads (sound, not
+/// complete; `Ok(false)` is "not proven"):
+///
+/// - `big = A·B` with `B` non-empty: the prefixes of words of `A` are
+///   prefixes of words of `big`, so a proof for `A` is one for `big`; and
+///   when `A` is nullable, a proof for `B` is one too (`ε·b = b`).
+/// - `big = A | B | …`: a proof for one alternative.
+/// - otherwise derivre's shape-based check on the part.
+///
+/// This proves a JSON string with an unanchored pattern, `C* "lit" C* "`
+/// after the opening quote: `C*` is a repeat of the string characters.
+fn by_parts(
+    exprs: &mut ExprSet,
+    deriv: &mut DerivCache,
+    relevance: &mut RelevanceCache,
+    small: ExprRef,
+    big: ExprRef,
+    fuel: u64,
+    depth: usize,
+) -> Result<bool, ()> {
+    if depth > MAX_PARTS_DEPTH {
+        return Ok(false);
+    }
+    let tag = format!("{:?}", exprs.get_tag(big));
+    let parts: Vec<ExprRef> = exprs.get(big).args().to_vec();
+    match (tag.as_str(), parts.as_slice()) {
+        ("Concat", &[a, b]) => {
+            let b_live = exprs.is_positive(b)
+                || relevance.is_non_empty_limited(exprs, b, fuel).map_err(|_| ())?;
+            if b_live && by_parts(exprs, deriv, relevance, small, a, fuel, depth + 1)? {
+                return Ok(true);
+            }
+            if exprs.is_nullable(a) {
+                return by_parts(exprs, deriv, relevance, small, b, fuel, depth + 1);
+            }
+            Ok(false)
+        }
+        ("Or", alts) => {
+            for &alt in alts.iter().take(16) {
+                if by_parts(exprs, deriv, relevance, small, alt, fuel, depth + 1)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        // The whole expression was asked already.
+        _ if depth == 0 => Ok(false),
+        _ => relevance
+            .is_contained_in_prefixes(exprs, deriv, small, big, fuel, true)
+            .map_err(|_| ()),
+    }
 }
 
 /// Whether `e` is an intersection. derivre does not export its tag type,

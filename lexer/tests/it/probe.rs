@@ -17,6 +17,11 @@ const LEXEMES: &[&str] = &[
     "[a-c]+y|z",
     "[ \\t]+",
     "b{2,5}",
+    // Concatenations and alternatives (derivre's check on their parts).
+    "[a-c]*x[a-c]*y",
+    "(ab)?[a-c]*(xa|y)",
+    "(a[a-c]*|bx)z",
+    "[a-c]{0,2}(x|[ab]*)c",
 ];
 
 const PROBES: &[&str] =
@@ -230,4 +235,56 @@ fn keys_with_names_excluded_outside_the_quotes() {
     let id = lexer.add_probe(&quoted);
     let after_name = lexer.next_bytes(start, b"\"ab");
     assert_ne!(lexer.state_contains_prefixes(after_name, id, 100_000), Some(true));
+}
+
+/// A JSON string with an unanchored pattern: after the opening quote the
+/// lexeme is `C* "lit" [0-9]+ C* "`, a concatenation derivre's check does
+/// not read as a whole; its first part `C*` proves the string slices, at
+/// every state along the string, and brute force agrees.
+#[test]
+fn unanchored_patterns_are_proven_by_their_parts() {
+    use derivre::JsonQuoteOptions;
+    let body = RegexAst::Regex("(?s:.*)/items/[0-9]+(?s:.*)".into());
+    let string = RegexAst::JsonQuote(Box::new(body), JsonQuoteOptions::regular());
+    let mut spec = LexerSpec::new();
+    spec.add(LexemeSpec::new("string", string));
+    let mut lexer = Lexer::new(&spec, LexerLimits::default()).unwrap();
+    let mut all = LexemeSet::default();
+    all.insert(lexer::LexemeId(0));
+    let start = lexer.start_state(&all);
+    let probes: Vec<ProbeRegex> = [r#"[^"\\\x00-\x1F\x7F]{1,10}"#, r#"[^"\\\x00-\x1F\x7F]+"#]
+        .iter()
+        .map(|p| ProbeRegex::new(p).unwrap())
+        .collect();
+    let ids: Vec<_> = probes.iter().map(|p| lexer.add_probe(p)).collect();
+    for prefix in ["\"", "\"a/", "\"/items/", "\"/items/12", "\"x/items/3y"] {
+        let state = lexer.next_bytes(start, prefix.as_bytes());
+        assert!(!state.is_dead(), "{prefix}");
+        for (probe, &id) in probes.iter().zip(&ids) {
+            assert_eq!(lexer.state_contains_prefixes(state, id, 10_000), Some(true), "{prefix}");
+            assert!(brute_contains(&mut lexer, state, probe), "{prefix}");
+        }
+    }
+    // The same rule on the property test's lexemes (the test checks
+    // soundness; this checks that the rule fires there).
+    for pattern in ["[a-c]*x[a-c]*y", "(x|[a-c]*)z"] {
+        let (mut lexer, start) = lexer_of(&[pattern], &[false]);
+        let probe = ProbeRegex::new("[a-c]{1,10}").unwrap();
+        let id = lexer.add_probe(&probe);
+        assert_eq!(lexer.state_contains_prefixes(start, id, 10_000), Some(true), "{pattern}");
+        assert!(brute_contains(&mut lexer, start, &probe));
+    }
+    // A pattern with a cap on the string's length is not proven: its
+    // words run out.
+    let capped = RegexAst::JsonQuote(
+        Box::new(RegexAst::Regex("[a-z]{0,3}/[0-9]".into())),
+        JsonQuoteOptions::regular(),
+    );
+    let mut spec = LexerSpec::new();
+    spec.add(LexemeSpec::new("capped", capped));
+    let mut lexer = Lexer::new(&spec, LexerLimits::default()).unwrap();
+    let start = lexer.start_state(&all);
+    let inside = lexer.next(start, b'"');
+    let id = lexer.add_probe(&probes[0]);
+    assert_ne!(lexer.state_contains_prefixes(inside, id, 100_000), Some(true));
 }

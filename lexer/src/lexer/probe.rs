@@ -414,9 +414,9 @@ fn by_parts(
         }
         // The whole expression was asked already.
         _ if depth == 0 => Ok(false),
-        _ => relevance
-            .is_contained_in_prefixes(exprs, deriv, small, big, fuel, true)
-            .map_err(|_| ()),
+        _ => {
+            relevance.is_contained_in_prefixes(exprs, deriv, small, big, fuel, true).map_err(|_| ())
+        }
     }
 }
 

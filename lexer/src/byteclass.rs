@@ -3,7 +3,7 @@
 
 use derivre::ExprRef;
 use derivre::raw::{DerivCache, ExprSet};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A partition of the 256 byte values.
 ///
@@ -28,6 +28,126 @@ impl ByteClasses {
     /// taking the derivative on its first byte. Digits, `.` and `-` get
     /// classes of their own for `MultipleOf` (decimal remainder) expressions.
     pub(crate) fn of_exprset(exprs: &mut ExprSet, deriv: &mut DerivCache) -> ByteClasses {
+        let mut classes = ByteClasses { class: [0; 256], len: 1 };
+        let mut set = [false; 256];
+        for &b in b"0123456789.-" {
+            set = [false; 256];
+            set[b as usize] = true;
+            classes.refine(&set);
+        }
+        let mut todo: Vec<ExprRef> = (1..exprs.len() as u32).map(ExprRef::new).collect();
+        let mut seen = FxHashSet::default();
+        // The byte tests, collected first and refined by once each: byte
+        // sets as bitmasks, and single bytes (bytes, first bytes of byte
+        // strings). The partition is the coarsest refining all of them, so
+        // neither order nor repetition changes it, and classes are numbered
+        // by their smallest byte.
+        let mut sets: FxHashSet<[u64; 4]> = FxHashSet::default();
+        let mut singles = [false; 256];
+        while let Some(e) = todo.pop() {
+            if !exprs.is_valid(e) || !seen.insert(e) {
+                continue;
+            }
+            let expr = exprs.get(e);
+            todo.extend_from_slice(expr.args());
+            match expr.args().len() {
+                // A leaf: a byte, a byte set, or a node testing no byte.
+                0 => {
+                    let mut bits = [0u64; 4];
+                    for b in 0..256 {
+                        if !expr.surely_no_match(b as u8) {
+                            bits[b / 64] |= 1 << (b % 64);
+                        }
+                    }
+                    match bits.iter().map(|w| w.count_ones()).sum::<u32>() {
+                        0 | 256 => {}
+                        1 => {
+                            let w = bits.iter().position(|&w| w != 0).unwrap_or(0);
+                            singles[w * 64 + bits[w].trailing_zeros() as usize] = true;
+                        }
+                        _ => {
+                            sets.insert(bits);
+                        }
+                    }
+                }
+                // A byte string passes its first byte only; any other node
+                // of one argument passes every byte.
+                1 => {
+                    let first = (0..=255u8).find(|&b| !expr.surely_no_match(b));
+                    let every = first == Some(0) && !expr.surely_no_match(1);
+                    if let (Some(b), false) = (first, every) {
+                        singles[b as usize] = true;
+                        let rest = deriv.derivative(exprs, e, b);
+                        todo.push(rest);
+                    }
+                }
+                // Sequences, unions and intersections pass every byte.
+                _ => {}
+            }
+        }
+        for bits in &sets {
+            for (b, slot) in set.iter_mut().enumerate() {
+                *slot = bits[b / 64] & (1 << (b % 64)) != 0;
+            }
+            classes.refine(&set);
+        }
+        classes.isolate(&singles);
+        classes
+    }
+
+    /// Gives each byte of `singles` a class of its own (the same as
+    /// refining by each of them alone, in one pass).
+    fn isolate(&mut self, singles: &[bool; 256]) {
+        let mut map: FxHashMap<(u8, u16), u16> = FxHashMap::default();
+        for b in 0..256 {
+            let key = (self.class[b], if singles[b] { 1 + b as u16 } else { 0 });
+            let next = map.len() as u16;
+            self.class[b] = *map.entry(key).or_insert(next) as u8;
+        }
+        self.len = map.len();
+    }
+
+    /// Splits every class by membership in `set`.
+    fn refine(&mut self, set: &[bool; 256]) {
+        // new class of (old class, member) pairs, assigned in byte order
+        let mut map = [[u16::MAX; 2]; 256];
+        let mut next = 0u16;
+        for b in 0..256 {
+            let slot = &mut map[self.class[b] as usize][set[b] as usize];
+            if *slot == u16::MAX {
+                *slot = next;
+                next += 1;
+            }
+            self.class[b] = *slot as u8;
+        }
+        self.len = next as usize;
+    }
+
+    /// The class of `byte`, below [`len`](ByteClasses::len).
+    #[inline]
+    pub(crate) fn class(&self, byte: u8) -> usize {
+        self.class[byte as usize] as usize
+    }
+
+    /// The number of classes (1 to 256).
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use derivre::raw::DerivCache;
+    use derivre::{ExprRef, JsonQuoteOptions, RegexAst, RegexBuilder};
+    use proptest::prelude::*;
+    use rustc_hash::FxHashSet;
+
+    use super::ByteClasses;
+
+    /// The plain computation: every expression tested on every byte, one
+    /// refinement per byte test.
+    fn naive(exprs: &mut derivre::raw::ExprSet, deriv: &mut DerivCache) -> ByteClasses {
         let mut classes = ByteClasses { class: [0; 256], len: 1 };
         let mut set = [false; 256];
         for &b in b"0123456789.-" {
@@ -64,31 +184,41 @@ impl ByteClasses {
         classes
     }
 
-    /// Splits every class by membership in `set`.
-    fn refine(&mut self, set: &[bool; 256]) {
-        // new class of (old class, member) pairs, assigned in byte order
-        let mut map = [[u16::MAX; 2]; 256];
-        let mut next = 0u16;
-        for b in 0..256 {
-            let slot = &mut map[self.class[b] as usize][set[b] as usize];
-            if *slot == u16::MAX {
-                *slot = next;
-                next += 1;
+    fn regex() -> impl Strategy<Value = RegexAst> {
+        let leaf = prop_oneof![
+            "[a-e\"\\\\ é]{1,6}".prop_map(RegexAst::Literal),
+            Just(RegexAst::Regex("(?s:.)".to_string())),
+            Just(RegexAst::Regex("[a-c]+x".to_string())),
+            Just(RegexAst::Regex("[^b-d\\n]*".to_string())),
+            Just(RegexAst::Regex("-?[0-9]+(\\.[0-9]+)?".to_string())),
+            Just(RegexAst::Regex("[ \\t]*".to_string())),
+        ];
+        leaf.prop_recursive(3, 12, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 1..4).prop_map(RegexAst::Concat),
+                prop::collection::vec(inner.clone(), 1..4).prop_map(RegexAst::Or),
+                prop::collection::vec(inner.clone(), 1..3).prop_map(RegexAst::And),
+                inner.clone().prop_map(|x| RegexAst::Not(Box::new(x))),
+                inner.prop_map(|x| RegexAst::JsonQuote(Box::new(x), JsonQuoteOptions::regular())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn same_classes_as_the_plain_computation(rxs in prop::collection::vec(regex(), 1..5)) {
+            let mut builder = RegexBuilder::new();
+            for r in &rxs {
+                builder.mk(r).unwrap();
             }
-            self.class[b] = *slot as u8;
+            let mut a = builder.into_exprset();
+            let mut b = a.clone();
+            let fast = ByteClasses::of_exprset(&mut a, &mut DerivCache::new());
+            let plain = naive(&mut b, &mut DerivCache::new());
+            prop_assert_eq!(fast.class, plain.class);
+            prop_assert_eq!(fast.len, plain.len);
+            // The same derivatives were taken: the expression sets agree.
+            prop_assert_eq!(a.len(), b.len());
         }
-        self.len = next as usize;
-    }
-
-    /// The class of `byte`, below [`len`](ByteClasses::len).
-    #[inline]
-    pub(crate) fn class(&self, byte: u8) -> usize {
-        self.class[byte as usize] as usize
-    }
-
-    /// The number of classes (1 to 256).
-    #[inline]
-    pub(crate) fn len(&self) -> usize {
-        self.len
     }
 }

@@ -149,6 +149,7 @@ impl Lexer {
     /// or a limit exceeded while checking which lexemes are empty.
     pub fn new(spec: &LexerSpec, limits: LexerLimits) -> Result<Lexer, LexerError> {
         let mut builder = RegexBuilder::new();
+        let mut parsed = crate::leaves::Parsed::default();
         let mut roots = Vec::with_capacity(spec.len());
         for (i, lexeme) in spec.lexemes().iter().enumerate() {
             // A hidden stop is a look-ahead: derivre tracks how many of the
@@ -164,11 +165,11 @@ impl Lexer {
                 }
                 None => &lexeme.regex,
             };
-            let e = builder.mk(regex).map_err(|err| {
+            let e = crate::leaves::mk(&mut builder, &mut parsed, regex).map_err(|message| {
                 LexerError::new(LexerErrorKind::Regex {
                     lexeme: LexemeId(i as u32),
                     name: lexeme.name.clone(),
-                    message: err.to_string(),
+                    message,
                 })
             })?;
             roots.push(e);
@@ -429,7 +430,8 @@ impl Lexer {
         state
     }
 
-    /// The lexemes that match the bytes seen since the boundary, if any.
+    /// The lexemes that match the bytes seen since the boundary, if any
+    /// (where a lazy lexeme ends, only the lazy ones).
     #[inline]
     pub fn accepting(&self, state: StateId) -> Option<AcceptSetId> {
         let a = self.table[state.row() + self.classes.len()];
@@ -599,6 +601,12 @@ impl Lexer {
                 }
                 accepting.push(id);
             }
+        }
+        // Where a lazy lexeme ends, only the lazy ones match (llguidance:
+        // a greedy lexeme matching the same text does not end with it).
+        if lazy_end {
+            let lexemes = &self.lexemes;
+            accepting.retain(|id| lexemes[id.index()].lazy);
         }
         let accepting = if accepting.is_empty() {
             None

@@ -55,6 +55,11 @@
 //! state). A miss takes one derivative per live lexeme and an emptiness
 //! check for non-trivial derivatives, bounded by fuel.
 //!
+//! Building parses each distinct pattern string once for all lexemes (the
+//! set is hash-consed, so the expressions are exactly those of parsing every
+//! occurrence) and computes the byte classes from the distinct byte tests
+//! only: the byte sets, and the single bytes of bytes and byte strings.
+//!
 //! # Probes
 //! [`Lexer::add_probe`] and [`Lexer::state_contains_prefixes`] answer the
 //! slicer's question: does every word of a regex ([`ProbeRegex`]) continue
@@ -82,6 +87,7 @@
 
 mod byteclass;
 mod error;
+mod leaves;
 mod lexer;
 mod spec;
 

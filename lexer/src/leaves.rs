@@ -1,0 +1,110 @@
+//! Building the lexemes of one lexer in one derivre builder, each pattern
+//! string parsed once.
+//!
+//! The lexemes of a grammar share pattern strings: the whitespace of every
+//! structural JSON lexeme, `(?s:.*)` in string contents, number forms in
+//! scalar unions. Parsing one (regex-syntax, then derivre's UTF-8 tries for
+//! Unicode classes) costs far more than hash-consing the expressions it
+//! yields, and a second parse of the same string creates no new expression
+//! (the set is hash-consed, parsing is deterministic). So [`mk`] walks the
+//! tree bottom-up in derivre's own order and parses each distinct string
+//! once: the expression set, and every id in it, is exactly what
+//! `RegexBuilder::mk` would have built.
+
+use derivre::{ExprRef, RegexAst, RegexBuilder};
+use rustc_hash::FxHashMap;
+
+/// The expressions of the pattern strings parsed so far, by string.
+pub(crate) type Parsed = FxHashMap<String, ExprRef>;
+
+/// `builder.mk(ast)`, parsing each pattern string of `parsed` once; the
+/// error is derivre's message.
+pub(crate) fn mk(
+    builder: &mut RegexBuilder,
+    parsed: &mut Parsed,
+    ast: &RegexAst,
+) -> Result<ExprRef, String> {
+    let node = |a: &RegexAst, args: &mut Vec<ExprRef>| {
+        let refs = |args: &[ExprRef]| args.iter().map(|&e| RegexAst::ExprRef(e)).collect();
+        let one = |args: &[ExprRef]| Box::new(RegexAst::ExprRef(args[0]));
+        let shallow = match a {
+            RegexAst::Regex(s) => {
+                if let Some(&e) = parsed.get(s.as_str()) {
+                    return Ok(e);
+                }
+                let e = builder.mk_regex(s)?;
+                parsed.insert(s.clone(), e);
+                return Ok(e);
+            }
+            _ if args.is_empty() => return builder.mk(a),
+            RegexAst::And(_) => RegexAst::And(refs(args)),
+            RegexAst::Or(_) => RegexAst::Or(refs(args)),
+            RegexAst::Concat(_) => RegexAst::Concat(refs(args)),
+            RegexAst::Not(_) => RegexAst::Not(one(args)),
+            RegexAst::LookAhead(_) => RegexAst::LookAhead(one(args)),
+            RegexAst::Repeat(_, lo, hi) => RegexAst::Repeat(one(args), *lo, *hi),
+            RegexAst::JsonQuote(_, o) => RegexAst::JsonQuote(one(args), o.clone()),
+            // A node kind unknown here: derivre builds it whole (its
+            // children again, which adds no expression).
+            _ => return builder.mk(a),
+        };
+        builder.mk(&shallow)
+    };
+    derivre::map_ast(ast, RegexAst::get_args, node).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use derivre::{JsonQuoteOptions, RegexAst, RegexBuilder};
+    use proptest::prelude::*;
+
+    use super::{Parsed, mk};
+
+    fn regex() -> impl Strategy<Value = RegexAst> {
+        let leaf = prop_oneof![
+            "[a-c\"é]{0,4}".prop_map(RegexAst::Literal),
+            Just(RegexAst::Regex("(?s:.*)".to_string())),
+            Just(RegexAst::Regex("[a-c]+x".to_string())),
+            Just(RegexAst::Regex("[ \\t]*".to_string())),
+            Just(RegexAst::Regex("-?[0-9]+".to_string())),
+            Just(RegexAst::EmptyString),
+            Just(RegexAst::NoMatch),
+            Just(RegexAst::MultipleOf(3, 0)),
+        ];
+        leaf.prop_recursive(3, 16, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 1..4).prop_map(RegexAst::Concat),
+                prop::collection::vec(inner.clone(), 1..4).prop_map(RegexAst::Or),
+                prop::collection::vec(inner.clone(), 1..3).prop_map(RegexAst::And),
+                inner.clone().prop_map(|x| RegexAst::Not(Box::new(x))),
+                inner.clone().prop_map(|x| RegexAst::LookAhead(Box::new(x))),
+                (inner.clone(), 0u32..3, 3u32..5).prop_map(|(x, a, b)| RegexAst::Repeat(
+                    Box::new(x),
+                    a,
+                    b
+                )),
+                inner.prop_map(|x| RegexAst::JsonQuote(Box::new(x), JsonQuoteOptions::regular())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// The same ids, and the same expression set, as `RegexBuilder::mk`.
+        #[test]
+        fn same_expressions_as_derivre(rxs in prop::collection::vec(regex(), 1..6)) {
+            let (mut plain, mut shared) = (RegexBuilder::new(), RegexBuilder::new());
+            let mut parsed = Parsed::default();
+            for r in &rxs {
+                let a = plain.mk(r).map_err(|e| e.to_string());
+                let b = mk(&mut shared, &mut parsed, r);
+                prop_assert_eq!(a, b);
+            }
+            let (x, y) = (plain.into_exprset(), shared.into_exprset());
+            prop_assert_eq!(x.len(), y.len());
+            for i in 1..x.len() as u32 {
+                let e = derivre::ExprRef::new(i);
+                prop_assert_eq!(x.expr_to_string(e), y.expr_to_string(e));
+            }
+        }
+    }
+}

@@ -65,6 +65,12 @@ pub(crate) struct Backtracker {
     /// tiktoken ranks with the 256 bytes at ids 0..=255: a byte is an id
     /// below 256, so the walk needs no length lookup to tell.
     ranked: bool,
+    /// tiktoken ranks: the token of every two bytes `b0 << 8 | b1`, plus
+    /// one (0 for none). Every compatible walk ends on a pair of bytes, and
+    /// this 256 KiB table (a few lines of it, for a given script) answers
+    /// it without the byte map. A two-byte token is always valid (its only
+    /// merge is of its two bytes).
+    pair2: Vec<u32>,
     /// Every ordinary token, valid or not.
     trie: Trie,
     /// Distinguishes backtrackers in the thread-local compatibility cache
@@ -194,11 +200,20 @@ impl Backtracker {
                 .collect(),
             created: if ranks { Vec::new() } else { vec![0; n] },
             ranked: ranks && byte_ids.iter().all(|&b| b < 256),
+            pair2: Vec::new(),
             trie: Trie::build(tokens, &ordinary_ids)?,
             id: NEXT_ID.fetch_add(1, Relaxed),
         };
         for &id in byte_ids.iter() {
             bt.set_split(tokens, id, id, id);
+        }
+        if ranks {
+            bt.pair2 = vec![0; 1 << 16];
+            for &id in &ordinary_ids {
+                if let &[b0, b1] = tokens.bytes(id) {
+                    bt.pair2[usize::from(b0) << 8 | usize::from(b1)] = id + 1;
+                }
+            }
         }
         match &model.rules {
             Rules::Ranks if known_monotone => return Some(bt),
@@ -475,6 +490,11 @@ impl Backtracker {
                 // (only valid tokens ever form; see DESIGN.md) and it would
                 // fire before either side is consumed.
                 let fires = match &model.rules {
+                    Rules::Ranks if lx == 1 && ly == 1 => {
+                        let p = self.pair2[usize::from(piece[boundary - 1]) << 8
+                            | usize::from(piece[boundary])];
+                        p != 0 && p < end_x && p <= end_y
+                    }
                     Rules::Ranks => {
                         let span = boundary - lx..boundary + ly;
                         // The priority first: a validity may need computing
@@ -550,6 +570,7 @@ impl Backtracker {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.facts.capacity() * std::mem::size_of::<Fact>()
             + self.created.capacity() * 4
+            + self.pair2.capacity() * 4
             + self.trie.heap_bytes()
     }
 }

@@ -38,7 +38,7 @@
 //!   lexemes alive; when a byte kills them all, the lexeme ends before that
 //!   byte if it matches (maximal munch, no backtracking), and the byte
 //!   starts the next lexeme. A lazy lexeme ends at the first byte where it
-//!   matches.
+//!   matches (only the lazy lexemes matching there are scanned).
 //! - The lexer only considers the lexemes the parser allows next, plus
 //!   `%ignore` (allowed at every boundary where a terminal may follow, before
 //!   the first lexeme only with [`GrammarBuilder::allow_initial_ignore`],

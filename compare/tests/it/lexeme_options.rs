@@ -33,6 +33,11 @@ const STOP_CASES: &[(&str, &str)] = &[
     ("start: (a \" \")+\na[stop=\";\"]: /[a-z]+/", "ab; cd; "),
     ("start: a \" end\"\na[stop=\"--\"]: /[^-]*/", "hello world-- end"),
     ("start: x\nx: \"(\" a \")\" | a\na[stop=\"\\n\"]: /[a-z]+/", "(inner\n)"),
+    // A stop lexeme beside a greedy one matching the same text.
+    ("start: a \"X\" | B \"Y\"\na[stop=\";\"]: /[a-z]*/\nB: /[a-z]+;[a-z]*/", "abc;X"),
+    ("start: a \"X\" | B \"Y\"\na[stop=\";\"]: /[a-z]*/\nB: /[a-z]+[;:][a-z]*/", "abc:dY"),
+    // With `%ignore` around it.
+    ("start: \"(\" a \")\"\na[stop=\";\"]: /[a-z]+/\n%ignore \" \"", "( abc; )"),
 ];
 
 #[test]

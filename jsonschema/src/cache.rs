@@ -1,0 +1,315 @@
+//! Memoized regex questions of one compilation.
+//!
+//! Compiling a schema asks derivre two questions over and over: whether a
+//! regex matches nothing (to drop empty branches, lexemes and key regions)
+//! and whether a key regex matches a property name (to find the schema a
+//! name takes in an object). Each question used to build a fresh derivre
+//! regex: parsing its pattern strings (the Unicode ranges of `(?s:.*)` alone
+//! cost tens of microseconds), compressing its alphabet, then answering.
+//! The same questions come back many times (every intersection of two
+//! objects asks for every property name against every key region; each
+//! `oneOf` branch pair intersects again), so:
+//!
+//! - exact answers that need no derivre come first: the any-key regex
+//!   `(?s:.*)` matches every name and is not empty, a literal matches only
+//!   itself, `And`/`Or`/`Not` combine the answers of their parts when every
+//!   part has one (so a part derivre would reject still reaches derivre and
+//!   its error);
+//! - every other answer is computed by derivre as before and memoized for
+//!   the compilation, keyed by the regex tree's complete text form.
+//!
+//! The answers are those of the plain computation (a property test checks
+//! them against it), so the grammar does not change.
+
+use std::collections::HashMap;
+
+use derivre::RegexAst;
+
+/// The memo of one compilation.
+#[derive(Default)]
+pub(crate) struct RegexMemo {
+    /// Emptiness answers (`Some(true)`: matches nothing; `None`: out of fuel).
+    empty: HashMap<String, Option<bool>>,
+    /// Match answers, by (regex key, name).
+    matches: HashMap<(String, String), bool>,
+    /// Scratch space for keys.
+    key: String,
+    /// Tests compare the grammars built with and without the memo.
+    #[cfg(test)]
+    pub(crate) bypass: bool,
+}
+
+/// The text form of [`crate::ir::any_key`]'s pattern.
+const ANY: &str = "(?s:.*)";
+
+/// Whether `ast` matches `s`, when that is known without derivre.
+pub(crate) fn quick_match(ast: &RegexAst, s: &str) -> Option<bool> {
+    match ast {
+        RegexAst::Regex(r) if r == ANY => Some(true),
+        RegexAst::Literal(l) => Some(l == s),
+        RegexAst::EmptyString => Some(s.is_empty()),
+        RegexAst::NoMatch => Some(false),
+        RegexAst::Not(x) => quick_match(x, s).map(|m| !m),
+        RegexAst::And(xs) => {
+            let mut all = true;
+            for x in xs {
+                all &= quick_match(x, s)?;
+            }
+            Some(all)
+        }
+        RegexAst::Or(xs) => {
+            let mut any = false;
+            for x in xs {
+                any |= quick_match(x, s)?;
+            }
+            Some(any)
+        }
+        _ => None,
+    }
+}
+
+/// `Some(false)` when `ast` surely matches some string, known without
+/// derivre; `None` otherwise (callers only tell `Some(true)` apart, so a
+/// non-empty answer is the only one worth knowing early).
+pub(crate) fn quick_non_empty(ast: &RegexAst) -> Option<bool> {
+    match ast {
+        RegexAst::Regex(r) if r == ANY => Some(false),
+        RegexAst::Literal(_) | RegexAst::EmptyString => Some(false),
+        _ => None,
+    }
+}
+
+impl RegexMemo {
+    /// The memoized emptiness answer for `ast`, or `compute`'s (then memoized).
+    pub(crate) fn is_empty<E>(
+        &mut self,
+        ast: &RegexAst,
+        compute: impl FnOnce() -> Result<Option<bool>, E>,
+    ) -> Result<Option<bool>, E> {
+        #[cfg(test)]
+        if self.bypass {
+            return compute();
+        }
+        if let Some(r) = quick_non_empty(ast) {
+            return Ok(Some(r));
+        }
+        self.key.clear();
+        write_key(ast, &mut self.key);
+        if let Some(&r) = self.empty.get(&self.key) {
+            return Ok(r);
+        }
+        let key = self.key.clone();
+        let r = compute()?;
+        self.empty.insert(key, r);
+        Ok(r)
+    }
+
+    /// The memoized answer to whether `ast` matches `s`, or `compute`'s
+    /// (then memoized).
+    pub(crate) fn matches<E>(
+        &mut self,
+        ast: &RegexAst,
+        s: &str,
+        compute: impl FnOnce() -> Result<bool, E>,
+    ) -> Result<bool, E> {
+        #[cfg(test)]
+        if self.bypass {
+            return compute();
+        }
+        if let Some(r) = quick_match(ast, s) {
+            return Ok(r);
+        }
+        self.key.clear();
+        write_key(ast, &mut self.key);
+        let key = (std::mem::take(&mut self.key), s.to_string());
+        if let Some(&r) = self.matches.get(&key) {
+            self.key = key.0;
+            return Ok(r);
+        }
+        let r = compute()?;
+        self.matches.insert(key, r);
+        Ok(r)
+    }
+}
+
+/// Appends a complete, injective text form of a regex tree to `out`.
+pub(crate) fn write_key(ast: &RegexAst, out: &mut String) {
+    use std::fmt::Write;
+    let args = |tag: &str, xs: &[RegexAst], out: &mut String| {
+        out.push_str(tag);
+        out.push('(');
+        for x in xs {
+            write_key(x, out);
+            out.push(',');
+        }
+        out.push(')');
+    };
+    match ast {
+        RegexAst::And(xs) => args("and", xs, out),
+        RegexAst::Or(xs) => args("or", xs, out),
+        RegexAst::Concat(xs) => args("cat", xs, out),
+        RegexAst::LookAhead(x) => args("look", std::slice::from_ref(x), out),
+        RegexAst::Not(x) => args("not", std::slice::from_ref(x), out),
+        RegexAst::Repeat(x, lo, hi) => {
+            let _ = write!(out, "rep{lo},{hi}");
+            args("", std::slice::from_ref(x), out);
+        }
+        RegexAst::JsonQuote(x, o) => {
+            let _ = write!(out, "quote{:?}{}", o.allowed_escapes, o.raw_mode);
+            args("", std::slice::from_ref(x), out);
+        }
+        RegexAst::MultipleOf(d, sc) => {
+            let _ = write!(out, "mul{d},{sc}");
+        }
+        RegexAst::EmptyString => out.push_str("eps"),
+        RegexAst::NoMatch => out.push_str("none"),
+        RegexAst::Regex(r) => {
+            let _ = write!(out, "rx{r:?}");
+        }
+        RegexAst::SearchRegex(r) => {
+            let _ = write!(out, "srx{r:?}");
+        }
+        RegexAst::Literal(l) => {
+            let _ = write!(out, "lit{l:?}");
+        }
+        RegexAst::ByteLiteral(b) => {
+            let _ = write!(out, "blit{b:?}");
+        }
+        RegexAst::Byte(b) => {
+            let _ = write!(out, "byte{b}");
+        }
+        RegexAst::ByteSet(b) => {
+            let _ = write!(out, "bset{b:?}");
+        }
+        RegexAst::ExprRef(e) => {
+            let _ = write!(out, "ref{}", e.as_usize());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, Read};
+
+    use derivre::{RegexAst, RegexBuilder};
+    use proptest::prelude::*;
+
+    use super::{quick_match, quick_non_empty};
+    use crate::{Options, build, lower};
+
+    /// The plain answers: a fresh derivre regex per question.
+    fn derivre_matches(ast: &RegexAst, s: &str) -> bool {
+        let mut b = RegexBuilder::new();
+        let e = b.mk(ast).unwrap();
+        b.to_regex(e).is_match(s)
+    }
+
+    fn derivre_empty(ast: &RegexAst) -> bool {
+        let mut b = RegexBuilder::new();
+        let e = b.mk(ast).unwrap();
+        b.to_regex(e).always_empty()
+    }
+
+    fn ast() -> impl Strategy<Value = RegexAst> {
+        let leaf = prop_oneof![
+            "[ab]{0,3}".prop_map(RegexAst::Literal),
+            Just(RegexAst::Regex(super::ANY.to_string())),
+            Just(RegexAst::Regex("a+".to_string())),
+            Just(RegexAst::Regex("[ab]b".to_string())),
+            Just(RegexAst::EmptyString),
+            Just(RegexAst::NoMatch),
+        ];
+        leaf.prop_recursive(3, 16, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 1..4).prop_map(RegexAst::And),
+                prop::collection::vec(inner.clone(), 1..4).prop_map(RegexAst::Or),
+                inner.prop_map(|x| RegexAst::Not(Box::new(x))),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn quick_answers_are_derivre_answers(a in ast(), s in "[abc]{0,4}") {
+            if let Some(m) = quick_match(&a, &s) {
+                prop_assert_eq!(m, derivre_matches(&a, &s), "{:?} on {:?}", a, s);
+            }
+            if let Some(e) = quick_non_empty(&a) {
+                prop_assert_eq!(e, derivre_empty(&a), "{:?}", a);
+            }
+        }
+    }
+
+    /// The grammar (or error) of `schema`, with or without the memo.
+    fn compile(schema: &serde_json::Value, options: &Options, memo: bool) -> String {
+        let mut c = build::Compiler::new(schema, options);
+        c.regex_memo.bypass = !memo;
+        let out =
+            c.compile_value(schema, "", 0).and_then(|root| lower::Lowerer::new(&mut c).run(&root));
+        match out {
+            Ok(g) => format!("{g:?}"),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    fn same_with_and_without(schema: &serde_json::Value) {
+        for options in [Options::llguidance_compat(), Options::compact()] {
+            let (a, b) = (compile(schema, &options, true), compile(schema, &options, false));
+            assert!(a == b, "the memo changed the grammar of {schema}");
+        }
+    }
+
+    #[test]
+    fn memo_keeps_handwritten_grammars() {
+        let schemas = serde_json::json!([
+            {"type": "object", "properties": {"a": {"type": "string"}}},
+            {"allOf": [
+                {"properties": {"a": {"type": "integer"}}, "patternProperties": {"^x": {"type": "string"}}},
+                {"properties": {"xb": {"minLength": 2}}, "additionalProperties": {"type": "number"}}
+            ]},
+            {"oneOf": [
+                {"type": "object", "properties": {"k": {"const": 1}}, "required": ["k"]},
+                {"type": "object", "properties": {"k": {"const": 2}}, "required": ["k"]},
+                {"type": "object", "patternProperties": {"^k$": {"type": "string"}}, "required": ["k"]}
+            ]},
+            {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"},
+             "properties": {"ok": true, "NO": true}, "required": ["ok"]},
+            {"type": "object", "patternProperties": {"a": {"type": "integer"}, "b": {"minimum": 3}},
+             "additionalProperties": false, "required": ["ab", "zz"]}
+        ]);
+        for s in schemas.as_array().unwrap() {
+            same_with_and_without(s);
+        }
+    }
+
+    /// MaskBench's dev split at a stride (small schemas, to stay fast in
+    /// the debug profile), when `../shared/data` is present.
+    #[test]
+    fn memo_keeps_maskbench_grammars() {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/data/maskbench/dev.jsonl.gz");
+        let Ok(raw) = std::fs::read(&path) else {
+            println!("SKIPPED memo_keeps_maskbench_grammars: ../shared/data/maskbench absent");
+            return;
+        };
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut text).unwrap();
+        let mut checked = 0;
+        for line in text.lines().map(Result::unwrap).step_by(7) {
+            if line.len() > 12_000 {
+                continue;
+            }
+            let rec: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let schema = rec["schema"].clone();
+            // Deep schemas recurse deeply: a thread with a large stack.
+            std::thread::Builder::new()
+                .stack_size(64 << 20)
+                .spawn(move || same_with_and_without(&schema))
+                .unwrap()
+                .join()
+                .unwrap();
+            checked += 1;
+        }
+        assert!(checked > 500, "only {checked} schemas checked");
+    }
+}

@@ -304,3 +304,22 @@ fn ignore_once_masks_equal_llguidance() {
         assert!(!ours.accepts(b"ab,   cd,").unwrap());
     }
 }
+
+/// `temperature=` alone changes no mask, but llguidance compiles the rule
+/// as one lexeme (no `%ignore` inside it), and so do we.
+#[test]
+fn temperature_rule_is_one_lexeme() {
+    for v in vocabularies() {
+        let src = "start: x \" b\"\nx[temperature=0.5]: \"a\" \"a\"\n%ignore \" \"";
+        let (ours, peer) = lark(src);
+        check(&v, src, peer, &ours, &encode(&v, "aa b"));
+        assert!(!ours.accepts(b"a a b").unwrap());
+    }
+    // A rule reference in its body: both engines reject it.
+    let src = "start: x\nx[temperature=0.5]: y\ny: \"a\"";
+    assert!(grammar::lark::compile(src, &grammar::Config::default()).is_err());
+    let v = vocab("o200k", bpe::Tokenizer::o200k_base());
+    let factory = compare::peer::llg_factory(&v.peer, &[]).unwrap();
+    let peer = factory.create_parser(llguidance::api::TopLevelGrammar::from_lark(src.into()));
+    assert!(peer.is_err());
+}

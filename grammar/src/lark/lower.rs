@@ -396,8 +396,9 @@ impl<'a> Lowering<'a> {
     }
 
     /// Reads `[lazy, suffix=..., stop=..., max_tokens=N, ...]`; `None`
-    /// when no option changes the lexeme (only `capture` or `temperature`,
-    /// which do not change masks).
+    /// when the rule stays a rule (no option, or only `capture` and
+    /// `stop_capture`, which do not change masks); `temperature` alone
+    /// makes the rule one greedy lexeme, as in llguidance.
     ///
     /// As in llguidance: `stop=` and `suffix=` exclude each other, and so
     /// do `lazy` followed by `stop=`, and `stop=""` with `lazy` (in
@@ -437,7 +438,9 @@ impl<'a> Lowering<'a> {
                     }
                 }
                 ("capture", None) | ("capture" | "stop_capture", Some(AttrValue::Expr(_))) => {}
-                ("temperature", Some(AttrValue::Number(..))) => {}
+                // Sampling only, but llguidance compiles such a rule as one
+                // lexeme (no `%ignore` inside it), so ours does too.
+                ("temperature", Some(AttrValue::Number(..))) => any = true,
                 ("stop", Some(AttrValue::Expr(e))) => {
                     if opts.stop.is_some() || suffix_seen || opts.lazy {
                         return Err(self.err(

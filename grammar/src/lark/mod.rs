@@ -32,8 +32,10 @@
 //!   lexeme, and the grammar goes on), `[max_tokens=N]` (the lexeme spans
 //!   at most N tokens; `max_tokens=0` is the empty string), combined as
 //!   llguidance allows (`stop=` excludes `suffix=` and an earlier `lazy`);
-//!   and `[capture]`, `[capture="n"]`, `[stop_capture="n"]`,
-//!   `[temperature=t]`, which do not change masks and are ignored.
+//!   and `[capture]`, `[capture="n"]`, `[stop_capture="n"]`, which do not
+//!   change masks and are ignored, and `[temperature=t]`, which makes the
+//!   rule one lexeme as in llguidance (no `%ignore` inside it) and is
+//!   otherwise ignored.
 //! - `%regex {"substring_words": "..."}`, `{"substring_chars": "..."}`
 //!   and `{"substring_chunks": [...]}`: any contiguous run of the chunks
 //!   (words are maximal runs of letters, digits and `_`, of white space, or

@@ -9,6 +9,7 @@ mod mask;
 mod maskbench;
 mod radix;
 mod toktrie;
+mod ttfm;
 
 /// A named suite and the function that runs it with its extra arguments.
 pub(crate) struct Suite {
@@ -33,6 +34,7 @@ pub(crate) const SUITES: &[Suite] = &[
         run: jsonsuite::run,
     },
     Suite { name: "coalesce", about: "forced tokens vs llguidance", run: coalesce::run },
+    Suite { name: "ttfm", about: "MaskBench time to first mask by phase", run: ttfm::run },
     Suite { name: "radix", about: "radix prefix cache vs a hash-of-blocks cache", run: radix::run },
 ];
 

@@ -49,9 +49,9 @@ pub(crate) struct LexemeOptions {
     /// The smallest `max_tokens` of any lexeme.
     min_limit: u32,
     /// Per consumed ordinary token. Invariant: entry `i` describes step
-    /// `i` when present; entries past the matcher's step count are stale
-    /// and dropped before use (rollback never has to touch them); missing
-    /// entries (special tokens, healing steps) read as a boundary.
+    /// `i`, and there are at most as many entries as steps (rollback
+    /// truncates them); steps without an entry (special tokens, healing
+    /// steps) read as a lexeme boundary.
     per_token: Vec<TokenEntry>,
     backtrack: Backtrack,
 }
@@ -174,9 +174,10 @@ impl Matcher {
         Backtrack { tokens, hidden, visible: covered.saturating_sub(hidden) }
     }
 
-    /// Forgets the backtrack of a token taken back.
+    /// Forgets the backtrack and the counts of the tokens taken back.
     pub(super) fn options_rolled_back(&mut self) {
         self.options.backtrack = Backtrack::default();
+        self.options.per_token.truncate(self.steps.len());
     }
 
     /// Removes from the mask the tokens after which a lexeme at its token

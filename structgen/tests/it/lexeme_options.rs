@@ -1,5 +1,5 @@
 //! The lexeme options `max_tokens=` and `stop=` at the token level, over a
-//! toy vocabulary: masks against a brute-force oracle over token sequences,
+//! toy vocabulary: masks against brute-force oracles over token sequences,
 //! and rollback restoring the per-lexeme token counts.
 
 use std::sync::Arc;
@@ -109,6 +109,91 @@ proptest! {
         m.rollback(tokens.len() - n);
         let mask: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
         prop_assert_eq!(&mask, &masks[n], "{} after rolling back to {}", src, n);
+    }
+}
+
+/// `start: x "c"` with `x[stop=S]` over `body`: whether the token
+/// sequence is complete. The consumed text is the first prefix that is a
+/// body word followed by `S` (the lexeme is lazy), ending at a token
+/// boundary (no token goes on past hidden text that what follows does not
+/// start with), then `c`.
+fn complete_stop(body: &mut derivre::Regex, stop: &[u8], tokens: &[usize]) -> bool {
+    let text: Vec<u8> = tokens.iter().flat_map(|&t| VOCAB[t].bytes()).collect();
+    let Some(end) = (stop.len()..=text.len()).find(|&i| {
+        text[i - stop.len()..i] == *stop && body.is_match_bytes(&text[..i - stop.len()])
+    }) else {
+        return false;
+    };
+    let boundary = tokens
+        .iter()
+        .scan(0, |at, &t| {
+            *at += VOCAB[t].len();
+            Some(*at)
+        })
+        .any(|at| at == end);
+    boundary && text[end..] == *b"c"
+}
+
+fn viable_stop(
+    body: &mut derivre::Regex,
+    stop: &[u8],
+    tokens: &mut Vec<usize>,
+    depth: usize,
+) -> bool {
+    if complete_stop(body, stop, tokens) {
+        return true;
+    }
+    depth > 0
+        && (0..VOCAB.len()).any(|t| {
+            tokens.push(t);
+            let ok = viable_stop(body, stop, tokens, depth - 1);
+            tokens.pop();
+            ok
+        })
+}
+
+const STOP_BODIES: &[&str] = &["[ab]*", "a*", "(ab)*b?", "b[ab]*"];
+const STOPS: &[&str] = &["ab", "b", "ba", "aa"];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 60, rng_seed: proptest::test_runner::RngSeed::Fixed(6), ..ProptestConfig::default() })]
+    /// At every step of a random walk under a hidden stop, the mask is the
+    /// brute-force set of tokens with a complete continuation.
+    #[test]
+    fn stop_masks_equal_the_brute_force_set(
+        body in 0..STOP_BODIES.len(),
+        stop in 0..STOPS.len(),
+        picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..6),
+    ) {
+        let src = format!("start: x \"c\"\nx[stop=\"{}\"]: /{}/", STOPS[stop], STOP_BODIES[body]);
+        let g = grammar::lark::compile(&src, &grammar::Config::default()).unwrap();
+        let mut m = Matcher::new(trie(), &g).unwrap();
+        let mut rx = body_regex(STOP_BODIES[body]);
+        let stop = STOPS[stop].as_bytes();
+        let mut tokens = Vec::new();
+        for pick in &picks {
+            let mask: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
+            let mut want: Vec<u32> = (0..VOCAB.len())
+                .filter(|&t| {
+                    tokens.push(t);
+                    let ok = viable_stop(&mut rx, stop, &mut tokens, 3);
+                    tokens.pop();
+                    ok
+                })
+                .map(|t| t as u32)
+                .collect();
+            if complete_stop(&mut rx, stop, &tokens) {
+                want.push(EOS);
+            }
+            prop_assert_eq!(&mask, &want, "{} after {:?}", src, tokens);
+            let ordinary: Vec<u32> = mask.iter().copied().filter(|&t| t != EOS).collect();
+            if ordinary.is_empty() {
+                break;
+            }
+            let t = ordinary[pick.index(ordinary.len())];
+            m.consume_token(TokenId(t)).unwrap();
+            tokens.push(t as usize);
+        }
     }
 }
 

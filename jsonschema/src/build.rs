@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use derivre::{RegexAst, RegexBuilder};
 use serde_json::{Map, Value};
 
-use crate::cache::RegexMemo;
 use crate::ecma;
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats;
@@ -104,8 +103,6 @@ pub(crate) struct Compiler<'a> {
     def_by_ptr: HashMap<String, DefId>,
     nodes: usize,
     pub(crate) warnings: Vec<String>,
-    /// The answers of `regex_is_empty` and `regex_matches` so far.
-    pub(crate) regex_memo: RegexMemo,
     /// The JSON pointer of the schema object being compiled (or of the
     /// definition being lowered): where an engine fault is reported.
     pub(crate) location: String,
@@ -127,7 +124,6 @@ impl<'a> Compiler<'a> {
             def_by_ptr: HashMap::new(),
             nodes: 0,
             warnings: Vec::new(),
-            regex_memo: RegexMemo::default(),
             location: String::new(),
             uses_unevaluated: crate::unevaluated::uses_unevaluated(doc),
         }
@@ -185,25 +181,8 @@ impl<'a> Compiler<'a> {
         })
     }
 
-    /// `Some(true)` if the regex matches nothing, `None` if the check ran out
-    /// of fuel (memoized, see `cache.rs`).
+    /// `Some(true)` if the regex matches nothing, `None` if the check ran out of fuel.
     pub(crate) fn regex_is_empty(&mut self, ast: &RegexAst) -> Result<Option<bool>> {
-        let mut memo = std::mem::take(&mut self.regex_memo);
-        let r = memo.is_empty(ast, || self.regex_is_empty_uncached(ast));
-        self.regex_memo = memo;
-        r
-    }
-
-    /// Whether the regex matches `s` (memoized, see `cache.rs`).
-    pub(crate) fn regex_matches(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
-        let mut memo = std::mem::take(&mut self.regex_memo);
-        let r = memo.matches(ast, s, || self.regex_matches_uncached(ast, s));
-        self.regex_memo = memo;
-        r
-    }
-
-    /// [`regex_is_empty`](Self::regex_is_empty) computed by derivre.
-    pub(crate) fn regex_is_empty_uncached(&mut self, ast: &RegexAst) -> Result<Option<bool>> {
         let fuel = self.options.limits.regex_fuel;
         self.guarded("an emptiness check", || {
             let mut b = RegexBuilder::new();
@@ -217,8 +196,7 @@ impl<'a> Compiler<'a> {
         })
     }
 
-    /// [`regex_matches`](Self::regex_matches) computed by derivre.
-    pub(crate) fn regex_matches_uncached(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
+    pub(crate) fn regex_matches(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
         self.guarded("a match", || {
             let mut b = RegexBuilder::new();
             let e = b
@@ -791,13 +769,17 @@ impl<'a> Compiler<'a> {
             } else {
                 1
             };
-            if m.contains_key("maxContains") && self.index.draft >= 2019 {
-                self.unsupported(
-                    ErrorKind::UnsupportedKeyword,
-                    "maxContains",
-                    ptr,
-                    "`maxContains` is not supported".to_string(),
-                )?;
+            let max = self.usize_kw(m, "maxContains", ptr)?.filter(|_| self.index.draft >= 2019);
+            if let Some(max) = max {
+                // At most `max` items match: the others are written through
+                // the complement of `contains`.
+                let kptr = ptr_join(ptr, "contains");
+                let s = self.compile_value(c, &kptr, depth + 1)?;
+                let not_s = self.complement(c, &kptr, depth + 1).map_err(|e| {
+                    let msg = format!("`contains` cannot be negated ({})", e.message());
+                    self.err(ErrorKind::Inexpressible, "maxContains", ptr, msg)
+                })?;
+                a.contains_at_most.push((s, not_s, max));
             }
             if min > 0 || self.uses_unevaluated {
                 let s = self.compile_value(c, &ptr_join(ptr, "contains"), depth + 1)?;

@@ -90,11 +90,25 @@ fn uri_parts() -> (String, String, String, String, String) {
     (uri, relative, query.clone(), query, authority)
 }
 
-/// The regex of a known format, or `None`.
+/// RFC 6570 URI templates, without `iprivate` and the `ucschar` planes above
+/// the BMP in literals (a subset).
+fn uri_template() -> String {
+    let pct = "%[0-9A-Fa-f]{2}";
+    let lit = format!(
+        "([\\x21\\x23\\x24\\x26\\x28-\\x3B\\x3D\\x3F-\\x5B\\x5D\\x5F\\x61-\\x7A\\x7E\\x{{A0}}-\\x{{D7FF}}\\x{{F900}}-\\x{{FDCF}}\\x{{FDF0}}-\\x{{FFEF}}]|{pct})"
+    );
+    let varchar = format!("([A-Za-z0-9_]|{pct})");
+    let varspec = format!("{varchar}(\\.?{varchar})*(:[1-9][0-9]{{0,3}}|\\*)?");
+    format!("({lit}|\\{{[+#./;?&=,!@|]?{varspec}(,{varspec})*\\}})*")
+}
+
+/// The regex of a known format, or `None`. The internationalized formats
+/// take their ASCII subsets (every host name is an IDN host name, every URI
+/// an IRI, every ASCII address an internationalized one).
 pub(crate) fn lookup(name: &str) -> Option<RegexAst> {
     Some(match name {
-        "hostname" => hostname(),
-        "email" => email(),
+        "hostname" | "idn-hostname" => hostname(),
+        "email" | "idn-email" => email(),
         _ => RegexAst::Regex(lookup_text(name)?),
     })
 }
@@ -109,8 +123,9 @@ fn lookup_text(name: &str) -> Option<String> {
         "ipv6" => ipv6(),
         "uuid" => "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
             .to_string(),
-        "uri" => uri_parts().0,
-        "uri-reference" => {
+        "uri" | "iri" => uri_parts().0,
+        "uri-template" => uri_template(),
+        "uri-reference" | "iri-reference" => {
             let (uri, relative, query, fragment, _) = uri_parts();
             format!("({uri}|{relative}(\\?{query})?(#{fragment})?)")
         }

@@ -140,10 +140,13 @@ impl Compiler<'_> {
         let items = self.intersect(*a.items, *b.items, depth + 1)?;
         let mut contains = a.contains;
         contains.extend(b.contains);
+        let mut contains_at_most = a.contains_at_most;
+        contains_at_most.extend(b.contains_at_most);
         let mut evaluated_contains = a.evaluated_contains;
         evaluated_contains.extend(b.evaluated_contains);
         Ok(normalize_array(ArraySchema {
             contains,
+            contains_at_most,
             evaluated: a.evaluated.max(b.evaluated),
             evaluated_contains,
             prefix,

@@ -62,6 +62,9 @@ pub(crate) struct ArraySchema {
     /// Each entry requires at least `n` items matching the schema (`contains`
     /// with `minContains`).
     pub(crate) contains: Vec<(Schema, usize)>,
+    /// Each entry allows at most `n` items matching the schema (`contains`
+    /// with `maxContains`), with the schema's complement.
+    pub(crate) contains_at_most: Vec<(Schema, Schema, usize)>,
     /// For `unevaluatedItems`: how many leading items `prefixItems`/`items`
     /// of this schema (or of an in-place applicator that holds) evaluate
     /// (`usize::MAX`: all) ...
@@ -80,6 +83,7 @@ impl Default for ArraySchema {
             max: None,
             unique: false,
             contains: Vec::new(),
+            contains_at_most: Vec::new(),
             evaluated: 0,
             evaluated_contains: Vec::new(),
         }

@@ -53,7 +53,9 @@
 //! with [`PropertyOrder::Any`], in any order in objects that list few names
 //! (the grammar tracks the set of names written: `2^p` states); a
 //! number with bounds or `multipleOf` is written without exponent; formats
-//! leave out leap seconds, quoted e-mail local parts and punycode labels;
+//! leave out leap seconds, quoted e-mail local parts and punycode labels,
+//! and the internationalized ones (`idn-hostname`, `idn-email`, `iri`,
+//! `iri-reference`) take their ASCII subsets;
 //! negated `pattern` classes leave out U+001F (see `ecma.rs`);
 //! `unevaluatedProperties`/`unevaluatedItems` see the annotations of one
 //! `anyOf` branch at a time, not of every branch that holds (see `DESIGN.md`);
@@ -77,7 +79,6 @@
 #![forbid(unsafe_code)]
 
 mod build;
-mod cache;
 mod complement;
 mod ecma;
 mod engine;

@@ -426,7 +426,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         }
         let k = prefix.len();
         let top = max.unwrap_or(k.max(a.min).max(1));
-        if a.contains.is_empty() {
+        if a.contains.is_empty() && a.contains_at_most.is_empty() {
             let mut ids = Vec::with_capacity(top + 1);
             for _ in 0..=top {
                 ids.push(self.new_nt("array-rest".to_string())?);
@@ -460,7 +460,9 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     }
 
     /// Arrays with `contains`: the state also counts, per constraint, the
-    /// matching items seen (saturating at its minimum).
+    /// matching items seen (saturating at its minimum; an upper bound
+    /// `maxContains` is a constraint of its own, whose count stops at the
+    /// bound and whose non-matching items are written as its complement).
     fn array_contains(
         &mut self,
         a: &ArraySchema,
@@ -470,8 +472,16 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         top: usize,
         depth: usize,
     ) -> Result<Option<Symbol>> {
-        let nc = a.contains.len();
-        let states: usize = a.contains.iter().map(|(_, n)| n + 1).product();
+        // (schema, its complement when bounded above, minimum, cap): a count
+        // saturates at `cap`, which a bounded constraint never passes.
+        let cons: Vec<(&Schema, Option<&Schema>, usize, usize)> = a
+            .contains
+            .iter()
+            .map(|(s, n)| (s, None, *n, *n))
+            .chain(a.contains_at_most.iter().map(|(s, not_s, m)| (s, Some(not_s), 0, *m)))
+            .collect();
+        let nc = cons.len();
+        let states: usize = cons.iter().map(|c| c.3 + 1).product();
         if nc > 3 || states > 64 {
             return Err(self.c.err(
                 ErrorKind::LimitExceeded,
@@ -489,12 +499,17 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             let plain = if i < k { prefix[i] } else { items };
             let mut o = Vec::new();
             if let Some(p) = plain {
-                o.push((p, 0u32));
-                for mask in 1u32..(1 << nc) {
+                let bounded = cons.iter().any(|c| c.1.is_some());
+                if !bounded {
+                    o.push((p, 0u32));
+                }
+                for mask in u32::from(!bounded)..(1 << nc) {
                     let mut v = base.clone();
-                    for (t, (s, _)) in a.contains.iter().enumerate() {
+                    for (t, (s, not_s, _, _)) in cons.iter().enumerate() {
                         if mask & (1 << t) != 0 {
-                            v = self.c.intersect(v, s.clone(), depth + 1)?;
+                            v = self.c.intersect(v, (*s).clone(), depth + 1)?;
+                        } else if let Some(not_s) = not_s {
+                            v = self.c.intersect(v, (*not_s).clone(), depth + 1)?;
                         }
                     }
                     if let Some(sym) = self.lower(&v, depth + 1)? {
@@ -508,8 +523,15 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             counts
                 .iter()
                 .enumerate()
-                .map(|(t, &c)| if mask & (1 << t) != 0 { (c + 1).min(a.contains[t].1) } else { c })
+                .map(|(t, &c)| if mask & (1 << t) != 0 { (c + 1).min(cons[t].3) } else { c })
                 .collect()
+        };
+        // An item matching a bounded constraint whose count is at its bound
+        // would exceed it.
+        let exceeds = |counts: &[usize], mask: u32| {
+            cons.iter()
+                .enumerate()
+                .any(|(t, c)| c.1.is_some() && mask & (1 << t) != 0 && counts[t] >= c.3)
         };
         type Key = (usize, Vec<usize>);
         let mut ids: HashMap<Key, NonterminalId> = HashMap::new();
@@ -528,13 +550,16 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         while let Some((i, counts)) = queue.pop_front() {
             let id = get(self, (i, counts.clone()), &mut queue)?;
             let mut alts = Vec::new();
-            let done = counts.iter().zip(&a.contains).all(|(c, (_, n))| c >= n);
+            let done = counts.iter().zip(&cons).all(|(c, con)| *c >= con.2);
             if i >= a.min && done {
                 alts.push(vec![Symbol::Lexeme(self.rbracket)]);
             }
             if max.is_none_or(|m| i < m) {
                 let next_i = if max.is_some() { i + 1 } else { (i + 1).min(top.max(k)) };
                 for &(sym, mask) in &opts[i.min(k)] {
+                    if exceeds(&counts, mask) {
+                        continue;
+                    }
                     let next = get(self, (next_i, bump(&counts, mask)), &mut queue)?;
                     let mut alt = Vec::new();
                     if i > 0 {

@@ -132,6 +132,22 @@ fn strings() {
         &["\"1:2:3:4:5:6:7:8:9\"", "\":::\""],
     );
     check(json!({"not": {"const": "x"}, "type": "string"}), &["\"y\"", "\"xx\""], &["\"x\""]);
+    // Internationalized formats take their ASCII subsets.
+    check(
+        json!({"type": "string", "format": "idn-hostname"}),
+        &["\"example.com\""],
+        &["\"-a.com\"", "\"a..b\""],
+    );
+    check(
+        json!({"type": "string", "format": "iri"}),
+        &["\"http://example.com/a?b#c\""],
+        &["\"/relative\"", "\"http://a b\""],
+    );
+    check(
+        json!({"type": "string", "format": "uri-template"}),
+        &[r#""http://example.com/{term:1}/{term}{?q*,lang}""#, "\"plain\""],
+        &[r#""http://example.com/{term:1}/{term""#, r#""{}""#, r#""{a b}""#],
+    );
 }
 
 #[test]
@@ -331,6 +347,18 @@ fn unevaluated_items() {
     check(s, &["[1,2]"], &[]);
     let s = json!({"not": {"not": {"prefixItems": [true]}}, "unevaluatedItems": false});
     check(s, &["[]"], &["[1]"]);
+}
+
+#[test]
+fn max_contains() {
+    let s = json!({"contains": {"const": 1}, "maxContains": 2});
+    check(s, &["[1]", "[1,2,1]", "[2,1,3,1,4]"], &["[]", "[1,1,1]", "[2,1,1,1]"]);
+    let s = json!({"contains": {"type": "string"}, "minContains": 2, "maxContains": 3});
+    check(s, &[r#"["a","b"]"#, r#"[1,"a","b","c",2]"#], &[r#"["a"]"#, r#"["a","b","c","d"]"#]);
+    let s = json!({"contains": {"type": "integer"}, "minContains": 0, "maxContains": 0});
+    check(s, &["[]", r#"["a",1.5]"#], &["[1]"]);
+    let s = json!({"type": "array", "contains": {"const": 1}, "minContains": 3, "maxContains": 2});
+    assert_eq!(error(s).kind(), &ErrorKind::Unsatisfiable);
 }
 
 #[test]

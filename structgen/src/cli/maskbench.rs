@@ -43,6 +43,10 @@ pub(crate) struct MaskbenchArgs {
     /// Compute every mask with the plain trie walk (no precomputed slices).
     #[arg(long)]
     pub(crate) no_slicer: bool,
+    /// Take object properties in any order in objects listing at most this
+    /// many names (`PropertyOrder::Any`; the default is schema order).
+    #[arg(long, value_name = "MAX_LISTED")]
+    pub(crate) any_order: Option<usize>,
 }
 
 /// Mean and percentiles of a sample, in microseconds.
@@ -101,7 +105,10 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
     let trie = Arc::new(Matcher::trie_of(&tokenizer).context("cannot build the token trie")?);
     let slicing: Slicing = (super::common::json_slicer(&trie, args.no_slicer)?, Default::default());
     let bytes = read_maybe_gz(&args.file)?;
-    let options = jsonschema::Options::default();
+    let mut options = jsonschema::Options::default();
+    if let Some(max_listed) = args.any_order {
+        options.property_order = jsonschema::PropertyOrder::Any { max_listed };
+    }
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     let (mut schemas, mut compiled) = (0usize, 0usize);
     let (mut valid, mut valid_rejected, mut invalid, mut invalid_accepted) = (0, 0, 0, 0);

@@ -138,7 +138,11 @@ fn lexeme_options() {
     // `capture` and `temperature` do not change masks.
     check("start: x\nx[capture, temperature=0.5]: \"a\"", &["a"], &["b"]);
     // `temperature` makes the rule one lexeme: no `%ignore` inside it.
-    check("start: x \"b\"\nx[temperature=0.5]: \"a\" \"a\"\n%ignore \" \"", &["aab", "aa b"], &["a ab"]);
+    check(
+        "start: x \"b\"\nx[temperature=0.5]: \"a\" \"a\"\n%ignore \" \"",
+        &["aab", "aa b"],
+        &["a ab"],
+    );
 }
 
 #[test]

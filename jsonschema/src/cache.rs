@@ -14,7 +14,8 @@
 //!   `(?s:.*)` matches every name and is not empty, a literal matches only
 //!   itself, `And`/`Or`/`Not` combine the answers of their parts when every
 //!   part has one (so a part derivre would reject still reaches derivre and
-//!   its error);
+//!   its error); the keys left to `additionalProperties` (any key but the
+//!   listed names) are not empty;
 //! - every other answer is computed by derivre as before and memoized for
 //!   the compilation, keyed by the regex tree's complete text form.
 //!
@@ -71,11 +72,33 @@ pub(crate) fn quick_match(ast: &RegexAst, s: &str) -> Option<bool> {
 /// `Some(false)` when `ast` surely matches some string, known without
 /// derivre; `None` otherwise (callers only tell `Some(true)` apart, so a
 /// non-empty answer is the only one worth knowing early).
+///
+/// Besides the plain cases, this covers the key regex of the keys an
+/// object leaves to `additionalProperties`: `(?s:.*)` and not the listed
+/// names. An intersection of `(?s:.*)` and complements of finite languages
+/// is non-empty (infinitely many strings minus finitely many), as is a
+/// union with a non-empty part.
 pub(crate) fn quick_non_empty(ast: &RegexAst) -> Option<bool> {
+    let infinite = |x: &RegexAst| match x {
+        RegexAst::Regex(r) => r == ANY,
+        RegexAst::Not(y) => is_finite(y),
+        _ => false,
+    };
     match ast {
-        RegexAst::Regex(r) if r == ANY => Some(false),
         RegexAst::Literal(_) | RegexAst::EmptyString => Some(false),
+        RegexAst::Regex(_) | RegexAst::Not(_) if infinite(ast) => Some(false),
+        RegexAst::And(xs) if !xs.is_empty() && xs.iter().all(infinite) => Some(false),
+        RegexAst::Or(xs) if xs.iter().any(|x| quick_non_empty(x).is_some()) => Some(false),
         _ => None,
+    }
+}
+
+/// Whether `ast` surely denotes a finite language.
+fn is_finite(ast: &RegexAst) -> bool {
+    match ast {
+        RegexAst::Literal(_) | RegexAst::EmptyString | RegexAst::NoMatch => true,
+        RegexAst::Or(xs) | RegexAst::Concat(xs) => xs.iter().all(is_finite),
+        _ => false,
     }
 }
 
@@ -223,6 +246,7 @@ mod tests {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 1..4).prop_map(RegexAst::And),
                 prop::collection::vec(inner.clone(), 1..4).prop_map(RegexAst::Or),
+                prop::collection::vec(inner.clone(), 1..3).prop_map(RegexAst::Concat),
                 inner.prop_map(|x| RegexAst::Not(Box::new(x))),
             ]
         })
@@ -237,6 +261,20 @@ mod tests {
             if let Some(e) = quick_non_empty(&a) {
                 prop_assert_eq!(e, derivre_empty(&a), "{:?}", a);
             }
+        }
+    }
+
+    proptest! {
+        /// The additionalProperties key regexes: any key but the listed names.
+        #[test]
+        fn other_keys_are_not_empty(names in prop::collection::vec("[ab]{0,3}", 0..5)) {
+            let names: Vec<RegexAst> = names.into_iter().map(RegexAst::Literal).collect();
+            let rx = RegexAst::And(vec![
+                RegexAst::Regex(super::ANY.to_string()),
+                RegexAst::Not(Box::new(RegexAst::Or(names))),
+            ]);
+            prop_assert_eq!(quick_non_empty(&rx), Some(false));
+            prop_assert!(!derivre_empty(&rx));
         }
     }
 

@@ -224,3 +224,50 @@ fn stop_reports_backtrack_and_rolls_back() {
     m.rollback(3);
     assert!(!m.compute_mask().unwrap().contains(TokenId(7)));
 }
+
+/// Forced tokens through a hidden stop, an EOS-ended lexeme and a token
+/// limit: generation with a seeded sampler never errs, the stop text is
+/// reported for backtracking, and every forced token is in the mask.
+#[test]
+fn forced_tokens_through_lexeme_options() {
+    use rand::{Rng, SeedableRng};
+    let tok = Arc::new(bpe::Tokenizer::o200k_base());
+    let trie = Arc::new(Matcher::trie_of(&tok).unwrap());
+    let eos = trie.eos_tokens()[0];
+    for (seed, src) in [
+        "start: \"<a>\" a \"</a>\" b\na[stop=\"END\"]: /[a-z ]{0,8}/\nb[max_tokens=2]: /[0-9]{1,6}/",
+        "start: \"say: \" a \" done\"\na[stop=\"\"]: /[a-z]{1,5}/",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let g = grammar::lark::compile(src, &grammar::Config::default()).unwrap();
+        let mut m = Matcher::new(trie.clone(), &g).unwrap().with_tokenizer(tok.clone());
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed as u64);
+        let mut hidden = 0;
+        for _ in 0..60 {
+            for t in m.consume_forced().unwrap() {
+                hidden += m.backtrack().hidden;
+                assert!(!trie.eos_tokens().contains(&t), "{src}");
+            }
+            let mask = m.compute_mask().unwrap().clone();
+            if mask.count() == 0 || m.is_stopped() {
+                break;
+            }
+            let allowed: Vec<TokenId> = mask.iter().collect();
+            // Prefer EOS where it ends a lexeme, to go through `stop=""`.
+            let t = if mask.contains(eos) && !m.is_accepting() {
+                eos
+            } else {
+                allowed[rng.random_range(0..allowed.len())]
+            };
+            if t == eos && m.is_accepting() {
+                break;
+            }
+            m.consume_token(t).unwrap();
+            hidden += m.backtrack().hidden;
+        }
+        assert!(m.is_accepting(), "{src}");
+        assert_eq!(hidden > 0, seed == 0, "{src}: hidden bytes {hidden}");
+    }
+}

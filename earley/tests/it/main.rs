@@ -3,4 +3,5 @@
 mod builder;
 mod forced;
 mod oracle;
+mod options;
 mod prop;

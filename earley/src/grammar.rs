@@ -508,16 +508,19 @@ impl Grammar {
     }
 
     /// Whether the grammar accepts `text` exactly, with the parser's lexing
-    /// rules (greedy lexemes, `%ignore`). Special tokens are never matched.
+    /// rules (greedy lexemes, `%ignore`). Special tokens are never matched;
+    /// each byte counts as a token (hidden stop text is taken after it,
+    /// [`Parser::take_hidden`](crate::Parser::take_hidden)).
     ///
     /// # Errors
     /// A limit exceeded while parsing.
     pub fn accepts(&self, text: &[u8]) -> Result<bool, crate::ParseError> {
         let mut p = crate::Parser::new(self, &|_| None)?;
-        for &b in text {
+        for (i, &b) in text.iter().enumerate() {
             if !p.try_consume_byte(b)? {
                 return Ok(false);
             }
+            p.take_hidden(&text[..=i]);
         }
         p.is_accepting()
     }

@@ -2,6 +2,6 @@
 
 mod builder;
 mod forced;
-mod oracle;
 mod options;
+mod oracle;
 mod prop;

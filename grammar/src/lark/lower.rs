@@ -371,7 +371,27 @@ impl<'a> Lowering<'a> {
                 spec.lazy = opts.lazy;
                 spec.max_tokens = opts.max_tokens;
                 match opts.stop {
-                    Some(Stop::Text(stop)) => spec = spec.with_stop(stop),
+                    Some(Stop::Text(stop)) => match stop_words(&stop) {
+                        // A stop of a few words: one lexeme per word, so
+                        // that the parser knows the hidden text from the
+                        // lexeme that ends (see `earley` DESIGN.md).
+                        Some(words) if words.len() > 1 => {
+                            let alts: Vec<SymbolId> = words
+                                .into_iter()
+                                .map(|w| {
+                                    let l = spec.clone().with_stop(RegexAst::Literal(w));
+                                    self.add_lexeme(l, def.name.span)
+                                })
+                                .collect();
+                            let rule = self.b.add_nonterminal(name);
+                            for a in alts {
+                                self.b.add_rule(rule, &[a]);
+                            }
+                            self.rule_syms.insert(name, rule);
+                            return Ok(rule);
+                        }
+                        _ => spec = spec.with_stop(stop),
+                    },
                     Some(Stop::Eos) => spec = spec.ending_at_eos(),
                     None => {}
                 }
@@ -704,6 +724,50 @@ impl<'a> Lowering<'a> {
         self.terminal_syms.insert(key, s);
         Ok(s)
     }
+}
+
+/// The words of a stop regex when there are a few (at most 16, each valid
+/// UTF-8 of at most 32 bytes), found by walking a lexer of the regex;
+/// `None` for a larger, infinite or empty-word language, or on any error.
+fn stop_words(stop: &RegexAst) -> Option<Vec<String>> {
+    const MAX_WORDS: usize = 16;
+    const MAX_LEN: usize = 32;
+    if matches!(stop, RegexAst::Literal(_)) {
+        return None;
+    }
+    let mut spec = lexer::LexerSpec::new();
+    let id = spec.add(LexemeSpec::new("stop", stop.clone()));
+    let mut lx = lexer::Lexer::new(&spec, lexer::LexerLimits::default()).ok()?;
+    if lx.is_nullable(id) {
+        return None;
+    }
+    let mut allowed = lexer::LexemeSet::default();
+    allowed.insert(id);
+    let mut words = Vec::new();
+    let mut stack = vec![(lx.start_state(&allowed), Vec::new())];
+    while let Some((state, word)) = stack.pop() {
+        for b in 0..=255u8 {
+            let next = lx.next(state, b);
+            if next.is_dead() {
+                continue;
+            }
+            let mut w: Vec<u8> = word.clone();
+            w.push(b);
+            if lx.accepting(next).is_some() {
+                words.push(String::from_utf8(w.clone()).ok()?);
+            }
+            if words.len() > MAX_WORDS || w.len() > MAX_LEN || stack.len() > 4 * MAX_WORDS {
+                return None;
+            }
+            if !lx.next_is_dead_for_all(next) {
+                stack.push((next, w));
+            }
+        }
+    }
+    if lx.error().is_some() {
+        return None;
+    }
+    Some(words)
 }
 
 /// The token ids of `<[...]>` as sorted, merged inclusive ranges.

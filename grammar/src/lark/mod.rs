@@ -67,10 +67,12 @@
 //! - `max_tokens=N`: at its N-th token llguidance ends the lexeme even when
 //!   its text does not match the lexeme's regex (accepting text outside the
 //!   grammar); ours allows only tokens after which it can end there.
-//! - `stop=X` with X a regex of several words longer than one byte: when
-//!   the text after the rule starts with a literal, llguidance lexes the
-//!   hidden word again as its start; ours does it for literal stops and
-//!   one-byte words only, and otherwise ends the token at the stop text.
+//! - `stop=X` with X a regex of more than 16 words, words longer than 32
+//!   bytes, or infinitely many: when the text after the rule starts with
+//!   the hidden word, llguidance's mask lets a token go on past it; ours
+//!   ends the token at the stop text (after the token both lex the word
+//!   again as the start of what follows). A stop of up to 16 words is
+//!   compiled as one lexeme per word, and matches llguidance exactly.
 //! - Unknown special token names are reported when a parser is created
 //!   ([`earley::Parser::new`]), not at compile time.
 //! - As in llguidance, only definitions reachable from `start` (and the

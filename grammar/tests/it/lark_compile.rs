@@ -137,6 +137,11 @@ fn lexeme_options() {
     check("start: x\nx[suffix=\"</a>\"]: /.*/", &["b</a>"], &["b</a>c"]);
     // `capture` and `temperature` do not change masks.
     check("start: x\nx[capture, temperature=0.5]: \"a\"", &["a"], &["b"]);
+    // `stop=` hides its text, `stop=` of a few words is one lexeme per word.
+    check("start: x \"Z\"\nx[stop=\";;\"]: /[a-z]*/", &["ab;;Z", ";;Z"], &["abZ", "ab;Z"]);
+    check("start: x \"Z\"\nx[stop=/;;|!!/]: /[a-z]*/", &["ab;;Z", "ab!!Z"], &["ab;!Z", "abZ"]);
+    check("start: x \"Z\"\nx[stop=/[;!]{2,9}/]: /[a-z]*/", &["ab;!Z"], &["ab;Z"]);
+    check("start: x\nx[max_tokens=0]: /[a-z]+/", &[""], &["a"]);
     // `temperature` makes the rule one lexeme: no `%ignore` inside it.
     check(
         "start: x \"b\"\nx[temperature=0.5]: \"a\" \"a\"\n%ignore \" \"",

@@ -9,6 +9,8 @@ pub(crate) fn viable_prefix(g: &earley::Grammar, input: &[u8]) -> (usize, bool) 
         if !p.try_consume_byte(b).expect("within limits") {
             return (i, false);
         }
+        // Each byte is a token: hidden stop text (`stop=`) is taken here.
+        p.take_hidden(&input[..=i]);
     }
     (input.len(), p.is_accepting().expect("within limits"))
 }

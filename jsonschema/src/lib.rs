@@ -87,6 +87,7 @@ mod formats;
 mod grammar;
 mod intersect;
 mod ir;
+mod keys;
 mod lower;
 mod number;
 mod options;

@@ -372,6 +372,10 @@ impl<'a> Lowering<'a> {
                 spec.max_tokens = opts.max_tokens;
                 match opts.stop {
                     Some(Stop::Text(stop)) => match stop_words(&stop) {
+                        // One word: a literal stop.
+                        Some(mut words) if words.len() == 1 => {
+                            spec = spec.with_stop(RegexAst::Literal(words.remove(0)));
+                        }
                         // A stop of a few words: one lexeme per word, so
                         // that the parser knows the hidden text from the
                         // lexeme that ends (see `earley` DESIGN.md).

@@ -73,6 +73,9 @@
 //!   ends the token at the stop text (after the token both lex the word
 //!   again as the start of what follows). A stop of up to 16 words is
 //!   compiled as one lexeme per word, and matches llguidance exactly.
+//! - `stop=X` where X spans several tokens and the text after the rule
+//!   starts with X: llguidance 1.9.1 fails with an internal panic once the
+//!   last of those tokens is consumed; ours lexes X again and goes on.
 //! - Unknown special token names are reported when a parser is created
 //!   ([`earley::Parser::new`]), not at compile time.
 //! - As in llguidance, only definitions reachable from `start` (and the

@@ -142,6 +142,9 @@ fn lexeme_options() {
     check("start: x \"Z\"\nx[stop=/;;|!!/]: /[a-z]*/", &["ab;;Z", "ab!!Z"], &["ab;!Z", "abZ"]);
     check("start: x \"Z\"\nx[stop=/[;!]{2,9}/]: /[a-z]*/", &["ab;!Z"], &["ab;Z"]);
     check("start: x\nx[max_tokens=0]: /[a-z]+/", &[""], &["a"]);
+    // A one-word stop regex or terminal that what follows starts with.
+    check("start: x \"--Z\"\nx[stop=/--/]: /[a-z]*/", &["ab--Z"], &["ab----Z"]);
+    check("start: x \"--Z\"\nx[stop=E]: /[a-z]*/\nE: \"-\" \"-\"", &["ab--Z"], &["abZ"]);
     // `temperature` makes the rule one lexeme: no `%ignore` inside it.
     check(
         "start: x \"b\"\nx[temperature=0.5]: \"a\" \"a\"\n%ignore \" \"",

@@ -436,30 +436,53 @@ impl Backtracker {
         a: u32,
         b: u32,
     ) -> bool {
-        // A thread-local direct-mapped cache of answers: text repeats token
-        // pairs (kana particles, common word pairs), and a full walk costs
-        // a rule lookup per step down both spines. The cache belongs to one
-        // backtracker at a time (`id`); ids fit 24 bits, so `key << 1`
-        // leaves room for the answer bit and never equals the empty mark.
+        PAIR_CACHE.with(|cache| match cache.try_borrow_mut() {
+            Ok(mut cache) => {
+                self.claim(&mut cache);
+                self.compatible_cached(&mut cache, model, tokens, piece, boundary, a, b).0
+            }
+            Err(_) => self.walk(model, tokens, piece, boundary, a, b, false),
+        })
+    }
+
+    /// Makes `cache` hold this backtracker's answers (clearing another's).
+    fn claim(&self, cache: &mut PairCache) {
+        if cache.owner != self.id {
+            cache.owner = self.id;
+            cache.slots.clear();
+            cache.slots.resize(1 << CACHE_BITS, u64::MAX);
+        }
+    }
+
+    /// [`Backtracker::compatible`] through a claimed cache, and whether the
+    /// cache answered.
+    ///
+    /// A direct-mapped cache of answers: text repeats token pairs (kana
+    /// particles, common word pairs), and a full walk costs a rule lookup
+    /// per step down both spines. The cache belongs to one backtracker at a
+    /// time (`id`); ids fit 24 bits, so `key << 1` leaves room for the answer
+    /// bit and never equals the empty mark.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn compatible_cached(
+        &self,
+        cache: &mut PairCache,
+        model: &Model,
+        tokens: &Tokens,
+        piece: &[u8],
+        boundary: usize,
+        a: u32,
+        b: u32,
+    ) -> (bool, bool) {
         let key = (u64::from(a) << 32) | u64::from(b);
         let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CACHE_BITS)) as usize;
-        PAIR_CACHE.with(|cache| {
-            let Ok(mut cache) = cache.try_borrow_mut() else {
-                return self.walk(model, tokens, piece, boundary, a, b, false);
-            };
-            if cache.owner != self.id {
-                cache.owner = self.id;
-                cache.slots.clear();
-                cache.slots.resize(1 << CACHE_BITS, u64::MAX);
-            }
-            let e = cache.slots[slot];
-            if e != u64::MAX && e >> 1 == key {
-                return e & 1 == 1;
-            }
-            let ok = self.walk(model, tokens, piece, boundary, a, b, false);
-            cache.slots[slot] = key << 1 | u64::from(ok);
-            ok
-        })
+        let e = cache.slots[slot];
+        if e != u64::MAX && e >> 1 == key {
+            return (e & 1 == 1, true);
+        }
+        let ok = self.walk(model, tokens, piece, boundary, a, b, false);
+        cache.slots[slot] = key << 1 | u64::from(ok);
+        (ok, false)
     }
 
     /// Walks the boundary states of BPE on `bytes(a) ++ bytes(b)` (at
@@ -491,8 +514,8 @@ impl Backtracker {
                 // fire before either side is consumed.
                 let fires = match &model.rules {
                     Rules::Ranks if lx == 1 && ly == 1 => {
-                        let p = self.pair2[usize::from(piece[boundary - 1]) << 8
-                            | usize::from(piece[boundary])];
+                        let p = self.pair2
+                            [usize::from(piece[boundary - 1]) << 8 | usize::from(piece[boundary])];
                         p != 0 && p < end_x && p <= end_y
                     }
                     Rules::Ranks => {
@@ -531,8 +554,29 @@ impl Backtracker {
 
     /// Encodes `piece` (no whole-piece shortcut), appending to `out`.
     pub(crate) fn encode(&self, model: &Model, tokens: &Tokens, piece: &[u8], out: &mut Vec<u32>) {
+        // The thread's cache of answers, taken once per piece rather than
+        // once per pair (the thread-local access costs ~10% on text with
+        // few repeated pairs).
+        PAIR_CACHE.with(|cache| {
+            let mut cache = cache.try_borrow_mut().ok();
+            if let Some(cache) = cache.as_deref_mut() {
+                self.claim(cache);
+            }
+            self.encode_with(cache.as_deref_mut(), model, tokens, piece, out);
+        });
+    }
+
+    fn encode_with(
+        &self,
+        mut cache: Option<&mut PairCache>,
+        model: &Model,
+        tokens: &Tokens,
+        piece: &[u8],
+        out: &mut Vec<u32>,
+    ) {
         let base = out.len();
         let n = piece.len();
+        let (mut lookups, mut hits) = (0u32, 0u32);
         // dead[p]: no valid encoding of piece[p..] follows the tokens chosen
         // so far (BPE is determined by the last token, so this holds for any
         // prefix reaching p once it failed once).
@@ -544,8 +588,26 @@ impl Backtracker {
             let end = pos + self.len(t);
             let alive = dead[end / 64] & (1 << (end % 64)) == 0;
             if alive
-                && (out.len() == base
-                    || self.compatible(model, tokens, piece, pos, out[out.len() - 1], t))
+                && (out.len() == base || {
+                    let a = out[out.len() - 1];
+                    match cache.as_deref_mut() {
+                        Some(c) => {
+                            let (ok, hit) =
+                                self.compatible_cached(c, model, tokens, piece, pos, a, t);
+                            // Text with few repeated pairs (random letters)
+                            // gains nothing from the cache and pays a miss
+                            // per pair for it: after 4096 lookups with under
+                            // 1/16 hits, the rest of the piece walks directly.
+                            lookups += 1;
+                            hits += u32::from(hit);
+                            if lookups == 4096 && hits < 256 {
+                                cache = None;
+                            }
+                            ok
+                        }
+                        None => self.walk(model, tokens, piece, pos, a, t, false),
+                    }
+                })
             {
                 out.push(t);
                 pos = end;

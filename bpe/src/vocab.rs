@@ -220,7 +220,7 @@ impl ByteMap {
         if self.bloom[w] & bits != bits {
             return None;
         }
-        self.probe(h, |id| is_key(id))
+        self.probe(h, is_key)
     }
 
     #[inline]

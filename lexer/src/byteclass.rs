@@ -36,7 +36,8 @@ impl ByteClasses {
             classes.refine(&set);
         }
         let mut todo: Vec<ExprRef> = (1..exprs.len() as u32).map(ExprRef::new).collect();
-        let mut seen = FxHashSet::default();
+        // Visited expressions, by id (dense; derivatives taken below add ids).
+        let mut seen = vec![false; exprs.len()];
         // The byte tests, collected first and refined by once each: byte
         // sets as bitmasks, and single bytes (bytes, first bytes of byte
         // strings). The partition is the coarsest refining all of them, so
@@ -45,7 +46,13 @@ impl ByteClasses {
         let mut sets: FxHashSet<[u64; 4]> = FxHashSet::default();
         let mut singles = [false; 256];
         while let Some(e) = todo.pop() {
-            if !exprs.is_valid(e) || !seen.insert(e) {
+            if !exprs.is_valid(e) {
+                continue;
+            }
+            if seen.len() <= e.as_usize() {
+                seen.resize(exprs.len().max(e.as_usize() + 1), false);
+            }
+            if std::mem::replace(&mut seen[e.as_usize()], true) {
                 continue;
             }
             let expr = exprs.get(e);

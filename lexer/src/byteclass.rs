@@ -106,8 +106,8 @@ impl ByteClasses {
     /// refining by each of them alone, in one pass).
     fn isolate(&mut self, singles: &[bool; 256]) {
         let mut map: FxHashMap<(u8, u16), u16> = FxHashMap::default();
-        for b in 0..256 {
-            let key = (self.class[b], if singles[b] { 1 + b as u16 } else { 0 });
+        for (b, &single) in singles.iter().enumerate() {
+            let key = (self.class[b], if single { 1 + b as u16 } else { 0 });
             let next = map.len() as u16;
             self.class[b] = *map.entry(key).or_insert(next) as u8;
         }

@@ -39,8 +39,11 @@
 //! See `DESIGN.md`. The question "does the lexer state continue with every
 //! word of the slice?" is `lexer::Lexer::state_contains_prefixes`: derivre's
 //! prefix-containment check of the slice's regex in the derivative of a live
-//! greedy lexeme, and for intersections (JSON keys other than the known
-//! names) a budgeted exploration of derivative pairs; bounded by
+//! greedy lexeme (object keys other than the known names are written
+//! `"C*" & ¬("n1"|…)` by the JSON Schema compiler, a shape it reads), the
+//! same check on the parts of concatenations and alternatives (strings with
+//! an unanchored `pattern`, `C* "lit" C* "`), and for other intersections a
+//! budgeted exploration of derivative pairs; bounded by
 //! [`SlicerConfig::fuel`], cached per (lexer state, slice). It is a sound
 //! under-approximation: "not proven" walks. A slice that covers others
 //! ([`Slice::covers`]: `+` covers `{1,30}` and `{1,10}`) is asked first and
@@ -66,19 +69,23 @@
 //! panics on any input.
 //!
 //! # Measured (Llama-3, MaskBench dev)
-//! `cargo xtask bench maskbench --stride 20` (394 schemas, 87k mask steps
-//! computed by every engine, one process, a shared 2-core machine): ours with
-//! the slicer against llguidance 1.9.1 with its default slices, per-mask
-//! mean 0.67×, p99 0.64×, max 0.63× (against our plain walk: mean 0.30×,
-//! p99 0.39×). Slicer build for Llama-3: about 0.3 s and 9 MB (o200k: 0.4 s,
-//! 14 MB); see `cargo xtask bench mask`.
+//! `cargo xtask bench maskbench --stride 4` (1,969 schemas, 425k mask steps
+//! computed by every engine, one process, a shared 2-core machine at load
+//! 7–10): ours with the slicer against llguidance 1.9.1 with its default
+//! slices, per-mask mean 0.49×, p50 0.36×, p99 0.22×, max 1.01× (the max of
+//! both engines is a step preempted by the scheduler, 61 ms; `DESIGN.md`,
+//! "Noise"); against our plain walk: mean 0.17×, p99 0.06×. A slice answered 34% of
+//! the masks computed through the slicer. Slicer build for Llama-3: about
+//! 0.3 s and 9 MB (o200k: 0.4 s, 14 MB); see `cargo xtask bench mask`.
 //!
-//! Going further than llguidance (`DESIGN.md`, "Measurements"): proving
-//! object keys other than the known names by exploring derivative pairs cut
-//! the sum of mask times on every 20th dev schema from 14.1 s to 8.8 s
-//! (kept, with a budget: an unbounded one reached 6.8 s but a 90 ms worst
-//! mask); walking the whole trie when nothing is proven halved the masks of
-//! grammars where no slice applies (kept).
+//! Going further than llguidance (`DESIGN.md`, "Measurements"): object keys
+//! other than the known names, written `"C*" & ¬("n1"|…)` by the JSON
+//! Schema compiler, are proven by derivre's check in µs (before: a budgeted
+//! exploration of derivative pairs, tens of ms at a new key state, which
+//! put the mean at 0.92× and the p99 at 1.29× on every 8th schema; now 0.51×
+//! and 0.15×); strings with an unanchored `pattern` are proven by the parts
+//! of their concatenation; walking the whole trie when nothing is proven
+//! halved the masks of grammars where no slice applies (kept).
 //!
 //! # Boundaries
 //! Depends on `toktrie` (sub-tries, token sets) and `lexer` (probes). No

@@ -175,3 +175,30 @@ fn lark_masks_with_and_without_the_slicer() {
         assert!(w.steps > 10, "{case}: too few steps");
     }
 }
+
+/// The two shapes the slicer proves since issue #7, at the Matcher level:
+/// a key other than the many known names (names excluded outside the
+/// quotes) and a string with an unanchored pattern (proved by its parts).
+/// Masks equal with and without the slicer at every step, and the slices
+/// answer the key starts and the pattern string.
+#[test]
+fn keys_and_unanchored_patterns_use_slices() {
+    let Some(s) = setup("slicer on keys and unanchored patterns") else { return };
+    let mut properties = serde_json::Map::new();
+    for i in 0..40 {
+        properties.insert(format!("option_{i}"), serde_json::json!({"type": "integer"}));
+    }
+    properties.insert(
+        "url".into(),
+        serde_json::json!({"type": "string", "pattern": "/api/v[0-9]+/items/"}),
+    );
+    let schema = serde_json::json!({"type": "object", "properties": properties});
+    let c = jsonschema::compile(&schema, &jsonschema::Options::llguidance_compat()).unwrap();
+    let ours = c.grammar.to_earley(earley::Limits::default()).unwrap();
+    let text = r#"{"option_3":1,"url":"https://example.com/api/v2/items/42?x=1","zzz_extra":"a long free text value"}"#;
+    let grammar = llguidance::api::TopLevelGrammar::from_json_schema(schema.clone());
+    let w = walk(&s, "keys and patterns", &ours, peer(&s, grammar), text);
+    assert_eq!(w.steps, s.tokenizer.encode(text).len() + 1, "the instance was not accepted");
+    // Key starts (3), the pattern string and the free text value.
+    assert!(w.stats.masks_sliced >= 6, "{} masks used a slice", w.stats.masks_sliced);
+}

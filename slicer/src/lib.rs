@@ -75,8 +75,9 @@
 //! slices, per-mask mean 0.49×, p50 0.36×, p99 0.22×, max 1.01× (the max of
 //! both engines is a step preempted by the scheduler, 61 ms; `DESIGN.md`,
 //! "Noise"); against our plain walk: mean 0.17×, p99 0.06×. A slice answered 34% of
-//! the masks computed through the slicer. Slicer build for Llama-3: about
-//! 0.3 s and 9 MB (o200k: 0.4 s, 14 MB); see `cargo xtask bench mask`.
+//! the masks computed through the slicer. Slicer build (`structgen
+//! maskbench --tokenizer …` prints it): Llama-3 56 ms and 9.1 MB, o200k
+//! 94 ms and 14.1 MB.
 //!
 //! Going further than llguidance (`DESIGN.md`, "Measurements"): object keys
 //! other than the known names, written `"C*" & ¬("n1"|…)` by the JSON

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use derivre::{RegexAst, RegexBuilder};
 use serde_json::{Map, Value};
 
+use crate::cache::RegexMemo;
 use crate::ecma;
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats;
@@ -103,6 +104,8 @@ pub(crate) struct Compiler<'a> {
     def_by_ptr: HashMap<String, DefId>,
     nodes: usize,
     pub(crate) warnings: Vec<String>,
+    /// The answers of `regex_is_empty` and `regex_matches` so far.
+    pub(crate) regex_memo: RegexMemo,
     /// The JSON pointer of the schema object being compiled (or of the
     /// definition being lowered): where an engine fault is reported.
     pub(crate) location: String,
@@ -124,6 +127,7 @@ impl<'a> Compiler<'a> {
             def_by_ptr: HashMap::new(),
             nodes: 0,
             warnings: Vec::new(),
+            regex_memo: RegexMemo::default(),
             location: String::new(),
             uses_unevaluated: crate::unevaluated::uses_unevaluated(doc),
         }
@@ -181,8 +185,25 @@ impl<'a> Compiler<'a> {
         })
     }
 
-    /// `Some(true)` if the regex matches nothing, `None` if the check ran out of fuel.
+    /// `Some(true)` if the regex matches nothing, `None` if the check ran out
+    /// of fuel (memoized, see `cache.rs`).
     pub(crate) fn regex_is_empty(&mut self, ast: &RegexAst) -> Result<Option<bool>> {
+        let mut memo = std::mem::take(&mut self.regex_memo);
+        let r = memo.is_empty(ast, || self.regex_is_empty_uncached(ast));
+        self.regex_memo = memo;
+        r
+    }
+
+    /// Whether the regex matches `s` (memoized, see `cache.rs`).
+    pub(crate) fn regex_matches(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
+        let mut memo = std::mem::take(&mut self.regex_memo);
+        let r = memo.matches(ast, s, || self.regex_matches_uncached(ast, s));
+        self.regex_memo = memo;
+        r
+    }
+
+    /// [`regex_is_empty`](Self::regex_is_empty) computed by derivre.
+    pub(crate) fn regex_is_empty_uncached(&mut self, ast: &RegexAst) -> Result<Option<bool>> {
         let fuel = self.options.limits.regex_fuel;
         self.guarded("an emptiness check", || {
             let mut b = RegexBuilder::new();
@@ -196,7 +217,8 @@ impl<'a> Compiler<'a> {
         })
     }
 
-    pub(crate) fn regex_matches(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
+    /// [`regex_matches`](Self::regex_matches) computed by derivre.
+    pub(crate) fn regex_matches_uncached(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
         self.guarded("a match", || {
             let mut b = RegexBuilder::new();
             let e = b

@@ -79,6 +79,7 @@
 #![forbid(unsafe_code)]
 
 mod build;
+mod cache;
 mod complement;
 mod ecma;
 mod engine;

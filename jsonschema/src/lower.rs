@@ -28,61 +28,6 @@ pub(crate) fn string_content_regex(s: &StringSchema, cap: Option<usize>) -> Rege
     }
 }
 
-/// A complete, injective text form of a regex tree (for deduplication).
-fn ast_key(ast: &RegexAst, out: &mut String) {
-    use std::fmt::Write;
-    let args = |tag: &str, xs: &[RegexAst], out: &mut String| {
-        out.push_str(tag);
-        out.push('(');
-        for x in xs {
-            ast_key(x, out);
-            out.push(',');
-        }
-        out.push(')');
-    };
-    match ast {
-        RegexAst::And(xs) => args("and", xs, out),
-        RegexAst::Or(xs) => args("or", xs, out),
-        RegexAst::Concat(xs) => args("cat", xs, out),
-        RegexAst::LookAhead(x) => args("look", std::slice::from_ref(x), out),
-        RegexAst::Not(x) => args("not", std::slice::from_ref(x), out),
-        RegexAst::Repeat(x, lo, hi) => {
-            let _ = write!(out, "rep{lo},{hi}");
-            args("", std::slice::from_ref(x), out);
-        }
-        RegexAst::JsonQuote(x, o) => {
-            let _ = write!(out, "quote{:?}{}", o.allowed_escapes, o.raw_mode);
-            args("", std::slice::from_ref(x), out);
-        }
-        RegexAst::MultipleOf(d, sc) => {
-            let _ = write!(out, "mul{d},{sc}");
-        }
-        RegexAst::EmptyString => out.push_str("eps"),
-        RegexAst::NoMatch => out.push_str("none"),
-        RegexAst::Regex(r) => {
-            let _ = write!(out, "rx{r:?}");
-        }
-        RegexAst::SearchRegex(r) => {
-            let _ = write!(out, "srx{r:?}");
-        }
-        RegexAst::Literal(l) => {
-            let _ = write!(out, "lit{l:?}");
-        }
-        RegexAst::ByteLiteral(b) => {
-            let _ = write!(out, "blit{b:?}");
-        }
-        RegexAst::Byte(b) => {
-            let _ = write!(out, "byte{b}");
-        }
-        RegexAst::ByteSet(b) => {
-            let _ = write!(out, "bset{b:?}");
-        }
-        RegexAst::ExprRef(e) => {
-            let _ = write!(out, "ref{}", e.as_usize());
-        }
-    }
-}
-
 fn contains_not(ast: &RegexAst) -> bool {
     matches!(ast, RegexAst::Not(_)) || ast.get_args().iter().any(contains_not)
 }
@@ -187,7 +132,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     fn lexeme(&mut self, name: &str, regex: RegexAst) -> LexemeId {
         // derivre's Debug output is truncated: key on the whole tree.
         let mut key = format!("{name}\u{0}");
-        ast_key(&regex, &mut key);
+        crate::cache::write_key(&regex, &mut key);
         if let Some(&id) = self.lexeme_index.get(&key) {
             return id;
         }

@@ -128,8 +128,9 @@ fn format_float(f: f64) -> String {
     format!("{f:.digits$}")
 }
 
-/// `target/bench` of the workspace.
-fn bench_dir() -> PathBuf {
+/// `target/bench` of the workspace (or of `CARGO_TARGET_DIR`), where every
+/// suite writes its report and extra files.
+pub fn bench_dir() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));

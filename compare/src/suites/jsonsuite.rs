@@ -31,7 +31,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let engines = Engines::new(jsonschema::Options::default())?;
     let (mut ours, mut theirs) = ([Tally::default(); 2], [Tally::default(); 2]);
     let (mut ours_s, mut theirs_s) = (0.0, 0.0);
-    let out = bench_dir();
+    let out = compare::report::bench_dir();
     std::fs::create_dir_all(&out)?;
     let mut per_group =
         std::io::BufWriter::new(std::fs::File::create(out.join("jsonsuite-groups.jsonl"))?);
@@ -118,12 +118,4 @@ fn tally_json(t: &Tally) -> serde_json::Value {
     json!({"groups": t.groups, "compiled": t.compiled, "instances": t.instances,
         "correct": t.correct, "valid_rejected": t.valid_rejected,
         "invalid_accepted": t.invalid_accepted})
-}
-
-/// `target/bench`, where the report goes too.
-fn bench_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
-        .join("bench")
 }

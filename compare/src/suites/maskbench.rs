@@ -305,8 +305,10 @@ fn parse_args(args: &[String]) -> Result<Args> {
     Ok(out)
 }
 
-fn read_lines(args: &Args) -> Result<(String, Vec<u8>)> {
-    match &args.file {
+/// The MaskBench file's name and bytes (gunzipped): `file`, or the shared
+/// dev split when none is given. Also used by the `ttfm` suite.
+pub(crate) fn read_lines(file: &Option<PathBuf>) -> Result<(String, Vec<u8>)> {
+    match file {
         Some(p) => {
             let raw = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
             let bytes = if p.extension().is_some_and(|e| e == "gz") {
@@ -330,7 +332,7 @@ fn read_lines(args: &Args) -> Result<(String, Vec<u8>)> {
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let args = parse_args(args)?;
-    let (source, bytes) = read_lines(&args)?;
+    let (source, bytes) = read_lines(&args.file)?;
     let json = compare::shared::read("tokenizers/llama3.tokenizer.json.gz")
         .context("the Llama-3 tokenizer from ../shared/data/tokenizers")?;
     let tokenizer = bpe::Tokenizer::from_tokenizer_json(&json)?;
@@ -347,7 +349,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let mut tallies: Vec<Tally> = configs.iter().map(|_| Tally::default()).collect();
     let (mut schemas, mut mismatched_steps, mut compared_steps) = (0usize, 0usize, 0usize);
     let mut mismatched_schemas = vec![0usize; configs.len()];
-    let dir = bench_dir();
+    let dir = compare::report::bench_dir();
     std::fs::create_dir_all(&dir)?;
     let mut per_schema =
         std::io::BufWriter::new(std::fs::File::create(dir.join("maskbench-schemas.jsonl"))?);
@@ -541,14 +543,6 @@ fn write_steps(
     }
     out.flush()?;
     Ok(())
-}
-
-/// `target/bench`, where the report goes too.
-fn bench_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
-        .join("bench")
 }
 
 /// Appends `i` to a JSON array (created when absent).

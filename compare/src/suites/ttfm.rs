@@ -91,29 +91,6 @@ fn parse_args(args: &[String]) -> Result<Args> {
     Ok(out)
 }
 
-fn read_lines(file: &Option<PathBuf>) -> Result<(String, Vec<u8>)> {
-    match file {
-        Some(p) => {
-            let raw = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
-            let bytes = if p.extension().is_some_and(|e| e == "gz") {
-                let mut out = Vec::new();
-                std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut out)?;
-                out
-            } else {
-                raw
-            };
-            Ok((p.display().to_string(), bytes))
-        }
-        None => {
-            if compare::shared::data_dir().is_none() {
-                bail!("../shared/data is absent: pass a MaskBench file");
-            }
-            let rel = "maskbench/dev.jsonl.gz";
-            Ok((format!("../shared/data/{rel}"), compare::shared::read(rel)?))
-        }
-    }
-}
-
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
@@ -203,7 +180,7 @@ fn stats(xs: &[f64]) -> [f64; 4] {
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let args = parse_args(args)?;
-    let (source, bytes) = read_lines(&args.file)?;
+    let (source, bytes) = super::maskbench::read_lines(&args.file)?;
     let json = compare::shared::read("tokenizers/llama3.tokenizer.json.gz")
         .context("the Llama-3 tokenizer from ../shared/data/tokenizers")?;
     let tokenizer = bpe::Tokenizer::from_tokenizer_json(&json)?;
@@ -217,10 +194,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     )?;
     let llg_plain = compare::peer::llg_factory(&peer_env, &[])?;
 
-    let dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
-        .join("bench");
+    let dir = compare::report::bench_dir();
     std::fs::create_dir_all(&dir)?;
     let mut per_schema =
         std::io::BufWriter::new(std::fs::File::create(dir.join("ttfm-schemas.jsonl"))?);

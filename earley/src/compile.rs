@@ -1,7 +1,11 @@
 //! From a [`GrammarBuilder`] to a flat [`Grammar`]: validation, desugaring
-//! of nullable lexemes, pruning, nullability, flattening.
+//! of nullable lexemes, permutation phrases, pruning, nullability,
+//! flattening.
 
 use std::sync::Arc;
+
+mod permutation;
+pub(crate) use permutation::{NO_NAME, PermRule};
 
 use lexer::{LexemeSpec, Lexer, RegexAst};
 
@@ -36,29 +40,46 @@ pub(crate) fn compile(
         }
     }
 
+    let mut kinds = parts.kinds;
+    let mut names = parts.names;
+    let mut rules = parts.rules;
+    let perms = permutation::draft(parts.permutations, &mut kinds, &mut names, &mut rules)?;
+    let n = kinds.len();
+    let mut perm_of = vec![0u32; n];
+    for (k, p) in perms.iter().enumerate() {
+        perm_of[p.lhs.index()] = k as u32 + 1;
+    }
+    let successors = |s: usize, rules: &[(SymbolId, Vec<SymbolId>)], by_lhs: &[Vec<usize>]| {
+        let of_rules = by_lhs[s].iter().flat_map(move |&r| rules[r].1.iter().copied());
+        let of_perm =
+            perm_of[s].checked_sub(1).into_iter().flat_map(|k| perms[k as usize].successors());
+        of_rules.chain(of_perm).collect::<Vec<SymbolId>>()
+    };
+
     // Undefined nonterminals reachable from the start (over all rules).
     {
         let mut has_rule = vec![false; n];
-        for (lhs, _) in &parts.rules {
+        for (lhs, _) in &rules {
             has_rule[lhs.index()] = true;
         }
-        let by_lhs = group_by_lhs(n, &parts.rules);
+        for p in &perms {
+            has_rule[p.lhs.index()] = true;
+        }
+        let by_lhs = group_by_lhs(n, &rules);
         let mut seen = vec![false; n];
         let mut todo = vec![start.index()];
         seen[start.index()] = true;
         while let Some(s) = todo.pop() {
-            if parts.kinds[s] != SymbolKind::Nonterminal {
+            if kinds[s] != SymbolKind::Nonterminal {
                 continue;
             }
             if !has_rule[s] {
-                return Err(GrammarError::Undefined { name: parts.names[s].clone() });
+                return Err(GrammarError::Undefined { name: names[s].clone() });
             }
-            for &r in &by_lhs[s] {
-                for &x in &parts.rules[r].1 {
-                    if !seen[x.index()] {
-                        seen[x.index()] = true;
-                        todo.push(x.index());
-                    }
+            for x in successors(s, &rules, &by_lhs) {
+                if !seen[x.index()] {
+                    seen[x.index()] = true;
+                    todo.push(x.index());
                 }
             }
         }
@@ -76,10 +97,6 @@ pub(crate) fn compile(
         Some(parts.lexemes.add(LexemeSpec::new("%ignore", ast)))
     };
     let lexer = Lexer::new(&parts.lexemes, limits.lexer)?;
-
-    let mut kinds = parts.kinds;
-    let mut names = parts.names;
-    let mut rules = parts.rules;
 
     // Nullable lexemes become `X? → X | ε`; the lexer matches only X's
     // non-empty part.
@@ -147,14 +164,27 @@ pub(crate) fn compile(
             todo.push(lhs.index());
         }
     }
-    while let Some(s) = todo.pop() {
-        for &r in &uses[s] {
-            missing[r] -= 1;
-            let lhs = rules[r].0.index();
-            if missing[r] == 0 && !productive[lhs] {
-                productive[lhs] = true;
-                todo.push(lhs);
+    loop {
+        while let Some(s) = todo.pop() {
+            for &r in &uses[s] {
+                missing[r] -= 1;
+                let lhs = rules[r].0.index();
+                if missing[r] == 0 && !productive[lhs] {
+                    productive[lhs] = true;
+                    todo.push(lhs);
+                }
             }
+        }
+        // A phrase becomes productive once enough of its members are.
+        for p in &perms {
+            let l = p.lhs.index();
+            if !productive[l] && p.derives(|x| productive[x.index()]) {
+                productive[l] = true;
+                todo.push(l);
+            }
+        }
+        if todo.is_empty() {
+            break;
         }
     }
     if !productive[super_start.index()] {
@@ -169,15 +199,13 @@ pub(crate) fn compile(
     reachable[super_start.index()] = true;
     let mut todo = vec![super_start.index()];
     while let Some(s) = todo.pop() {
-        for &r in &by_lhs[s] {
-            if !keep[r] {
-                continue;
-            }
-            for x in &rules[r].1 {
-                if !reachable[x.index()] {
-                    reachable[x.index()] = true;
-                    todo.push(x.index());
-                }
+        let kept = by_lhs[s].iter().filter(|&&r| keep[r]).flat_map(|&r| rules[r].1.iter().copied());
+        let perm = perm_of.get(s).and_then(|k| k.checked_sub(1)).filter(|_| productive[s]);
+        let of_perm = perm.into_iter().flat_map(|k| perms[k as usize].successors());
+        for x in kept.chain(of_perm.filter(|x| productive[x.index()])) {
+            if !reachable[x.index()] {
+                reachable[x.index()] = true;
+                todo.push(x.index());
             }
         }
     }
@@ -206,15 +234,50 @@ pub(crate) fn compile(
             todo.push(lhs.index());
         }
     }
-    while let Some(s) = todo.pop() {
-        for &r in &uses[s] {
-            left[r] -= 1;
-            let lhs = rules[r].0.index();
-            if left[r] == 0 && !nullable[lhs] {
-                nullable[lhs] = true;
-                todo.push(lhs);
+    let live_perms: Vec<&permutation::PermDraft> =
+        perms.iter().filter(|p| productive[p.lhs.index()] && reachable[p.lhs.index()]).collect();
+    loop {
+        while let Some(s) = todo.pop() {
+            for &r in &uses[s] {
+                left[r] -= 1;
+                let lhs = rules[r].0.index();
+                if left[r] == 0 && !nullable[lhs] {
+                    nullable[lhs] = true;
+                    todo.push(lhs);
+                }
             }
         }
+        for p in &live_perms {
+            let l = p.lhs.index();
+            if !nullable[l] && p.derives(|x| nullable[x.index()] && productive[x.index()]) {
+                nullable[l] = true;
+                todo.push(l);
+            }
+        }
+        if todo.is_empty() {
+            break;
+        }
+    }
+
+    // The phrases the parser sees, and their wrappers.
+    let mut perm_of = vec![0u32; n];
+    let mut wrapper_of = vec![0u32; n];
+    let mut compiled_perms = Vec::with_capacity(live_perms.len());
+    let mut perm_members = Vec::new();
+    for p in &live_perms {
+        let k = compiled_perms.len() as u32;
+        let rule = p.compile(&productive);
+        perm_of[rule.lhs as usize] = k + 1;
+        for (j, &(first, later, _)) in rule.members.iter().enumerate() {
+            let (j, f, l) = (j as u32, first as usize, later as usize);
+            perm_members.push((k, j, if first == later { Wrapper::Both } else { Wrapper::First }));
+            wrapper_of[f] = perm_members.len() as u32;
+            if first != later {
+                perm_members.push((k, j, Wrapper::Later));
+                wrapper_of[l] = perm_members.len() as u32;
+            }
+        }
+        compiled_perms.push(rule);
     }
 
     // Flatten.
@@ -238,6 +301,10 @@ pub(crate) fn compile(
         }
         rhs_flat.push(END | l as u32);
     }
+    // Item positions with bit 31 set are permutation-phrase states.
+    if rhs_flat.len() >= 1 << 31 {
+        return Err(GrammarError::TooLarge { what: "rule symbols", limit: 1 << 31 });
+    }
 
     Ok(Grammar {
         inner: Arc::new(GrammarInner {
@@ -250,6 +317,10 @@ pub(crate) fn compile(
             rules_of,
             rule_starts,
             nullable,
+            perms: compiled_perms,
+            perm_of,
+            wrapper_of,
+            perm_members,
             start: super_start.index() as u32,
             accept_pos,
             skip,
@@ -259,6 +330,15 @@ pub(crate) fn compile(
             num_rules: final_rules.len(),
         }),
     })
+}
+
+/// Where a wrapper may be used: when its member comes first, after a
+/// separator, or both (a phrase without separator has one wrapper).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wrapper {
+    First,
+    Later,
+    Both,
 }
 
 fn group_by_lhs(n: usize, rules: &[(SymbolId, Vec<SymbolId>)]) -> Vec<Vec<usize>> {

@@ -16,6 +16,12 @@ pub enum GrammarError {
         /// The symbol's name.
         name: String,
     },
+    /// A nonterminal defined by a permutation phrase has other rules or a
+    /// second phrase.
+    Redefined {
+        /// The nonterminal's name.
+        name: String,
+    },
     /// A nonterminal reachable from the start symbol has no rule.
     Undefined {
         /// The nonterminal's name.
@@ -57,6 +63,10 @@ impl std::fmt::Display for GrammarError {
                 write!(f, "{name} is a terminal and cannot have rules")
             }
             GrammarError::Undefined { name } => write!(f, "nonterminal {name} has no rule"),
+            GrammarError::Redefined { name } => write!(
+                f,
+                "nonterminal {name} is defined by a permutation phrase and by other rules"
+            ),
             GrammarError::EmptyLanguage { start } => {
                 write!(f, "the grammar accepts no string: {start} derives nothing")
             }
@@ -103,6 +113,12 @@ pub enum ParseError {
         /// The limit.
         limit: usize,
     },
+    /// A parser met more than [`Limits::max_phrase_states`](crate::Limits)
+    /// permutation-phrase states.
+    TooManyPhraseStates {
+        /// The limit.
+        limit: usize,
+    },
     /// A special token named in the grammar is not in the vocabulary.
     UnknownSpecialToken {
         /// The name, e.g. `<|eom_id|>`.
@@ -124,6 +140,9 @@ impl std::fmt::Display for ParseError {
             }
             ParseError::StepTooExpensive { limit } => {
                 write!(f, "one step exceeds {limit} Earley items (Limits::max_items_per_step)")
+            }
+            ParseError::TooManyPhraseStates { limit } => {
+                write!(f, "more than {limit} permutation-phrase states (Limits::max_phrase_states)")
             }
             ParseError::UnknownSpecialToken { name } => {
                 write!(f, "special token {name} is not in the vocabulary")

@@ -71,6 +71,9 @@ pub struct Limits {
     pub max_items_per_row: usize,
     /// The most Earley items computed by one step: one mask, one token.
     pub max_items_per_step: usize,
+    /// The most permutation-phrase states one parser keeps (each distinct
+    /// set of names used in a phrase is one).
+    pub max_phrase_states: usize,
 }
 
 impl Default for Limits {
@@ -81,8 +84,65 @@ impl Default for Limits {
             max_rules: 500_000,
             max_items_per_row: 100_000,
             max_items_per_step: 5_000_000,
+            max_phrase_states: 1_000_000,
         }
     }
+}
+
+/// A permutation phrase: members that may come in any order, each name at
+/// most once (an ID/LP rule; Cameron's permutation phrases). The
+/// nonterminal it defines derives every sequence `m1 sep m2 sep … mk` of
+/// members such that
+///
+/// - no name is used twice (a member with name `Some(n)` uses `n`; a
+///   member with `None` may come any number of times),
+/// - every name in `required` is used,
+/// - `min <= k <= max`.
+///
+/// A JSON object with properties in any order is the motivating case:
+/// one member per listed property (its name), one unnamed member per
+/// pattern of additional keys, `,` as the separator. A context-free
+/// grammar for this language needs a rule per subset of names (it grows
+/// as `2^p`); the parser instead carries the set of names used in its
+/// items, so the cost is that of the text, not of the subsets (see
+/// `DESIGN.md`, "Permutation phrases").
+///
+/// ```
+/// use earley::{GrammarBuilder, Limits, Permutation};
+/// use lexer::LexemeSpec;
+///
+/// // a, b and c in any order, comma-separated, a and b required, c optional
+/// let mut b = GrammarBuilder::new();
+/// let (a, bb, c, comma) = (b.literal("a"), b.literal("b"), b.literal("c"), b.literal(","));
+/// let any = b.add_nonterminal("any");
+/// b.add_permutation(any, Permutation {
+///     members: vec![(a, Some(0)), (bb, Some(1)), (c, Some(2))],
+///     required: vec![0, 1],
+///     separator: Some(comma),
+///     min: 0,
+///     max: None,
+/// });
+/// let g = b.build(any, Limits::default()).unwrap();
+/// for text in ["a,b", "b,a", "c,b,a", "b,c,a"] {
+///     assert!(g.accepts(text.as_bytes()).unwrap(), "{text}");
+/// }
+/// for text in ["a", "a,a,b", "a,b,c,c", "ab", ""] {
+///     assert!(!g.accepts(text.as_bytes()).unwrap(), "{text}");
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Permutation {
+    /// The members: a symbol, and the name it uses (`None`: repeatable).
+    /// Several members may share a name (alternatives for one slot).
+    pub members: Vec<(SymbolId, Option<u32>)>,
+    /// The names that every derivation uses.
+    pub required: Vec<u32>,
+    /// A symbol between consecutive members, if any.
+    pub separator: Option<SymbolId>,
+    /// The fewest members.
+    pub min: u32,
+    /// The most members (`None`: unbounded).
+    pub max: Option<u32>,
 }
 
 #[derive(Clone, Debug)]
@@ -127,6 +187,7 @@ pub struct GrammarBuilder {
     lexemes: LexerSpec,
     specials: Vec<SpecialToken>,
     rules: Vec<(SymbolId, Vec<SymbolId>)>,
+    permutations: Vec<(SymbolId, Permutation)>,
     ignore: Vec<RegexAst>,
     literals: FxHashMap<String, SymbolId>,
     special_ids: FxHashMap<SpecialToken, SymbolId>,
@@ -191,6 +252,14 @@ impl GrammarBuilder {
     /// (unknown ids, a terminal `lhs`) are reported by [`build`](GrammarBuilder::build).
     pub fn add_rule(&mut self, lhs: SymbolId, rhs: &[SymbolId]) {
         self.rules.push((lhs, rhs.to_vec()));
+    }
+
+    /// Defines `lhs` by a permutation phrase (see [`Permutation`]). `lhs`
+    /// must have no other rule and no other permutation. Errors (unknown
+    /// ids, `min > max`, a second definition) are reported by
+    /// [`build`](GrammarBuilder::build).
+    pub fn add_permutation(&mut self, lhs: SymbolId, permutation: Permutation) {
+        self.permutations.push((lhs, permutation));
     }
 
     /// Adds text ignored between lexemes and after the last one (Lark
@@ -401,6 +470,7 @@ impl GrammarBuilder {
             lexemes: self.lexemes,
             specials: self.specials,
             rules: self.rules,
+            permutations: self.permutations,
             ignore: self.ignore,
             initial_ignore: self.initial_ignore,
             ignore_once: self.ignore_once,
@@ -416,6 +486,7 @@ pub(crate) struct BuilderParts {
     pub(crate) lexemes: LexerSpec,
     pub(crate) specials: Vec<SpecialToken>,
     pub(crate) rules: Vec<(SymbolId, Vec<SymbolId>)>,
+    pub(crate) permutations: Vec<(SymbolId, Permutation)>,
     pub(crate) ignore: Vec<RegexAst>,
     pub(crate) initial_ignore: bool,
     pub(crate) ignore_once: bool,
@@ -457,6 +528,15 @@ pub(crate) struct GrammarInner {
     pub(crate) rule_starts: Vec<u32>,
     /// Per symbol: derives the empty string.
     pub(crate) nullable: Vec<bool>,
+    /// The permutation phrases (see `compile/permutation.rs`).
+    pub(crate) perms: Vec<crate::compile::PermRule>,
+    /// Per symbol: `k + 1` when the symbol is defined by `perms[k]`, else 0.
+    pub(crate) perm_of: Vec<u32>,
+    /// Per symbol: `j + 1` when the symbol is `perm_members[j]`'s wrapper
+    /// (the member as it comes first, or after a separator), else 0.
+    pub(crate) wrapper_of: Vec<u32>,
+    /// The wrappers' meaning: (permutation, member index, where it is used).
+    pub(crate) perm_members: Vec<(u32, u32, crate::compile::Wrapper)>,
     /// The synthetic start nonterminal `S' → S`, and the dot position of
     /// its completed item.
     pub(crate) start: u32,

@@ -55,6 +55,13 @@
 //! EOS token end a `stop=""` lexeme. [`Parser::apply_max_tokens`] applies a
 //! token count the caller keeps. See `DESIGN.md`, "Lexeme options".
 //!
+//! # Permutation phrases
+//! [`GrammarBuilder::add_permutation`] defines a nonterminal whose
+//! members come in any order, each name at most once, with required names
+//! and count bounds ([`Permutation`]): JSON object properties in any
+//! order. The parser carries the set of names used in its items, so a
+//! phrase over `p` names costs what the text costs, not `2^p` rules.
+//!
 //! # Forced bytes
 //! [`Parser::forced_bytes`] returns the longest byte string every
 //! continuation allowed from the current position starts with (one push and
@@ -96,7 +103,9 @@ mod parser;
 
 pub use error::{GrammarError, ParseError};
 pub use forced::{ByteSet, ForcedBytes, ForcedStop};
-pub use grammar::{Grammar, GrammarBuilder, Limits, SpecialToken, SymbolId, SymbolKind};
+pub use grammar::{
+    Grammar, GrammarBuilder, Limits, Permutation, SpecialToken, SymbolId, SymbolKind,
+};
 pub use parser::{Frame, MaxTokensOutcome, Parser, ParserStats, PositionKey};
 
 #[cfg(test)]

@@ -11,10 +11,13 @@ use crate::error::ParseError;
 use crate::grammar::{END, Grammar, GrammarInner, SpecialToken, SymbolKind};
 
 mod options;
+mod permutation;
 pub use options::MaxTokensOutcome;
+use permutation::{PHRASE, PhraseStates};
 
 /// An Earley item packed in a `u64`: the dot (an index into the grammar's
-/// flat right-hand sides) in the high half, the origin row in the low half.
+/// flat right-hand sides, or with bit 31 set a permutation phrase state,
+/// see `permutation.rs`) in the high half, the origin row in the low half.
 type Item = u64;
 
 #[inline]
@@ -155,6 +158,8 @@ pub struct Parser {
     /// The hidden length of the last lexeme with `stop=` that sealed a
     /// frame (see `options.rs`); reset by [`begin_step`](Parser::begin_step).
     hidden_pending: u32,
+    /// The states of permutation phrases met so far.
+    phrases: PhraseStates,
 }
 
 impl Drop for Parser {
@@ -216,6 +221,7 @@ impl Parser {
             allowed: LexemeSet::default(),
             next_row_id: 0,
             hidden_pending: 0,
+            phrases: PhraseStates::default(),
         };
         // Row 0: predict the synthetic start symbol.
         let start = p.g.start;
@@ -360,7 +366,7 @@ impl Parser {
         let Some(row) = self.boundary_row() else { return false };
         let r = self.rows[row];
         (r.start..r.end).any(|i| {
-            let sym = self.g.rhs[pos_of(self.items[i as usize]) as usize];
+            let sym = self.next_symbol(self.items[i as usize]);
             sym & END == 0 && matches!(self.g.kinds[sym as usize], SymbolKind::Special(_))
         })
     }
@@ -396,7 +402,7 @@ impl Parser {
     fn special_index_allowed(&self, row: usize, token: TokenId) -> Option<u32> {
         let r = self.rows[row];
         for i in r.start..r.end {
-            let sym = self.g.rhs[pos_of(self.items[i as usize]) as usize];
+            let sym = self.next_symbol(self.items[i as usize]);
             if sym & END != 0 {
                 continue;
             }
@@ -526,6 +532,14 @@ impl Parser {
             for i in p.start..p.end {
                 let it = s.items[i as usize];
                 let pos = pos_of(it);
+                if pos & PHRASE != 0 {
+                    // A phrase item expects wrappers (nonterminals): it
+                    // scans nothing, and `%ignore` leaves it in place.
+                    if skip_scanned {
+                        s.add(it);
+                    }
+                    continue;
+                }
                 let sym = s.g.rhs[pos as usize];
                 if sym & END != 0 {
                     continue;
@@ -577,31 +591,18 @@ impl Parser {
             i += 1;
             let pos = pos_of(it);
             let origin = origin_of(it);
-            let sym = self.g.rhs[pos as usize];
+            let Some(&sym) = self.g.rhs.get(pos as usize) else {
+                self.close_phrase_item(pos, origin, d);
+                continue;
+            };
             if sym & END != 0 {
                 // Complete. Items with origin == d completed a nullable
                 // symbol, already advanced at prediction time.
-                if origin == d {
-                    continue;
-                }
-                let lhs = sym & !END;
-                let o = self.rows[origin as usize];
-                for j in o.start..o.end {
-                    let jt = self.items[j as usize];
-                    let jp = pos_of(jt);
-                    if self.g.rhs[jp as usize] == lhs {
-                        self.add(item(jp + 1, origin_of(jt)));
-                    }
+                if origin != d {
+                    self.complete_symbol(sym & !END, origin);
                 }
             } else if self.g.kinds[sym as usize] == SymbolKind::Nonterminal {
-                if self.predicted[sym as usize] != self.generation {
-                    self.predicted[sym as usize] = self.generation;
-                    let (a, b) = self.g.rules_of[sym as usize];
-                    for r in a..b {
-                        let s = self.g.rule_starts[r as usize];
-                        self.add(item(s, d));
-                    }
-                }
+                self.predict(sym, d);
                 if self.g.nullable[sym as usize] {
                     self.add(item(pos + 1, origin));
                 }
@@ -623,7 +624,7 @@ impl Parser {
         let mut any_terminal = false;
         for j in start..self.items.len() {
             let it = self.items[j];
-            let sym = self.g.rhs[pos_of(it) as usize];
+            let sym = self.next_symbol(it);
             if sym & END != 0 {
                 if pos_of(it) == self.g.accept_pos && origin_of(it) == 0 {
                     accepting = true;
@@ -656,6 +657,61 @@ impl Parser {
             key,
             id: self.next_row_id,
         });
+    }
+
+    /// Predicts nonterminal `sym` in row `d` (once per row): its rules, or
+    /// the initial state of the permutation phrase defining it.
+    #[inline]
+    fn predict(&mut self, sym: u32, d: u32) {
+        if self.predicted[sym as usize] == self.generation {
+            return;
+        }
+        self.predicted[sym as usize] = self.generation;
+        let (a, b) = self.g.rules_of[sym as usize];
+        for r in a..b {
+            let s = self.g.rule_starts[r as usize];
+            self.add(item(s, d));
+        }
+        if let Some(k) = self.g.perm_of[sym as usize].checked_sub(1) {
+            if let Some(p) = self.phrase_start(k) {
+                self.add(item(p, d));
+            }
+        }
+    }
+
+    /// `lhs` was derived from row `origin` to here: advances the items of
+    /// that row expecting it.
+    #[inline]
+    fn complete_symbol(&mut self, lhs: u32, origin: u32) {
+        let o = self.rows[origin as usize];
+        let wrapper = self.g.wrapper_of[lhs as usize] != 0;
+        for j in o.start..o.end {
+            let jt = self.items[j as usize];
+            let jp = pos_of(jt);
+            match self.g.rhs.get(jp as usize) {
+                Some(&x) => {
+                    if x == lhs {
+                        self.add(item(jp + 1, origin_of(jt)));
+                    }
+                }
+                // A phrase item: it advances on a wrapper of its phrase.
+                None => {
+                    if wrapper {
+                        if let Some(n) = self.advance_phrase(jp, lhs) {
+                            self.add(item(n, origin_of(jt)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The symbol after an item's dot, or `END | lhs` for a completed rule;
+    /// a phrase item reads as completed by no symbol (`END | !END`): it
+    /// expects only nonterminals, which callers of this skip.
+    #[inline]
+    fn next_symbol(&self, it: Item) -> u32 {
+        self.g.rhs.get(pos_of(it) as usize).copied().unwrap_or(u32::MAX)
     }
 
     #[inline]

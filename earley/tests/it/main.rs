@@ -4,4 +4,5 @@ mod builder;
 mod forced;
 mod options;
 mod oracle;
+mod permutation;
 mod prop;

@@ -60,15 +60,16 @@ fn stats(xs: &mut [f64]) -> Value {
     json!({"mean": mean, "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": xs[xs.len() - 1], "n": xs.len()})
 }
 
-/// Walks one instance: `Ok(true)` if every token is in its mask and the
-/// matcher ends accepting.
+/// Walks one instance: `Ok(None)` if every token is in its mask and the
+/// matcher ends accepting, else the index of the rejected token
+/// (`tokens.len()` when the text does not end accepting).
 fn walk(
     trie: &Arc<toktrie::TokTrie>,
     slicer: &Slicing,
     grammar: &earley::Grammar,
     tokens: &[u32],
     mask_us: &mut Vec<f64>,
-) -> Result<bool> {
+) -> Result<Option<usize>> {
     let mut m = Matcher::new(trie.clone(), grammar)?.with_slicer(slicer.0.clone());
     let accepted = walk_tokens(&mut m, tokens, mask_us);
     if let Some(s) = m.slicer_stats() {
@@ -84,8 +85,8 @@ fn walk(
 /// The slicer (if on) and its counters summed over every walk.
 type Slicing = (Option<Arc<slicer::Slicer>>, std::cell::Cell<structgen::SlicerStats>);
 
-fn walk_tokens(m: &mut Matcher, tokens: &[u32], mask_us: &mut Vec<f64>) -> Result<bool> {
-    for &t in tokens {
+fn walk_tokens(m: &mut Matcher, tokens: &[u32], mask_us: &mut Vec<f64>) -> Result<Option<usize>> {
+    for (i, &t) in tokens.iter().enumerate() {
         let t0 = Instant::now();
         let allowed = match m.compute_mask() {
             Ok(mask) => mask.contains(TokenId(t)),
@@ -93,10 +94,20 @@ fn walk_tokens(m: &mut Matcher, tokens: &[u32], mask_us: &mut Vec<f64>) -> Resul
         };
         mask_us.push(t0.elapsed().as_secs_f64() * 1e6);
         if !allowed || m.consume_token(TokenId(t)).is_err() {
-            return Ok(false);
+            return Ok(Some(i));
         }
     }
-    Ok(m.is_accepting())
+    Ok(if m.is_accepting() { None } else { Some(tokens.len()) })
+}
+
+/// Where a valid instance was rejected, for the JSON record: the byte
+/// offset of the rejected token (or the end) and the text around it.
+fn rejection(tokenizer: &bpe::Tokenizer, text: &str, tokens: &[u32], at: usize) -> Value {
+    let offset: usize = tokens[..at.min(tokens.len())].iter().map(|&t| tokenizer.token_bytes(t).map_or(0, <[u8]>::len)).sum();
+    let bytes = text.as_bytes();
+    let before = String::from_utf8_lossy(&bytes[offset.saturating_sub(60)..offset]).into_owned();
+    let after = String::from_utf8_lossy(&bytes[offset..(offset + 20).min(bytes.len())]).into_owned();
+    json!({"offset": offset, "before": before, "after": after})
 }
 
 pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
@@ -154,11 +165,16 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                 record["status"] = json!("compiled");
                 record["ttfm_us"] = json!(ttfm);
                 let (mut vr, mut ia) = (0, 0);
+                let mut rejections = Vec::new();
                 for t in &tests {
                     let is_valid = t["valid"].as_bool().unwrap_or(false);
                     let text = serde_json::to_string(&t["data"])?;
                     let tokens = tokenizer.encode(&text);
-                    let accepted = walk(&trie, &slicing, &g, &tokens, &mut mask_us)?;
+                    let rejected_at = walk(&trie, &slicing, &g, &tokens, &mut mask_us)?;
+                    let accepted = rejected_at.is_none();
+                    if let Some(at) = rejected_at.filter(|_| is_valid) {
+                        rejections.push(rejection(&tokenizer, &text, &tokens, at));
+                    }
                     if let Some(f) = forced.as_mut().filter(|_| is_valid && accepted) {
                         f.replay(&trie, &tokenizer, &g, &tokens)?;
                     }
@@ -174,6 +190,9 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                 invalid_accepted += ia;
                 record["valid_rejected"] = json!(vr);
                 record["invalid_accepted"] = json!(ia);
+                if !rejections.is_empty() {
+                    record["valid_rejections"] = json!(rejections);
+                }
             }
         }
         if args.json {

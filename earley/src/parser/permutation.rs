@@ -1,0 +1,236 @@
+//! Permutation phrases in the parser (see `DESIGN.md`, "Permutation
+//! phrases").
+//!
+//! An item of a phrase does not point into the flat rules: its position
+//! has bit 31 ([`PHRASE`]) set and the other bits index a *phrase state*
+//! interned here: the phrase, the number of members so far (saturated
+//! where only "at least `min`" matters) and the set of names used. Equal
+//! states get equal ids, so the row's duplicate filter works on them as on
+//! any item, and a row holds one item per distinct state reached, not one
+//! per subset of names.
+//!
+//! In the closure such an item predicts the wrapper of every member that
+//! may come next (its name unused, below `max`, and the phrase can still
+//! end afterwards) and completes the phrase when every required name is
+//! used and `min` is reached. When a wrapper completes, the items of its
+//! phrase in the origin row advance to the state with the member added.
+
+use rustc_hash::FxHashMap;
+
+use super::Parser;
+use crate::compile::{NO_NAME, PermRule, Wrapper};
+use crate::error::ParseError;
+
+/// Bit 31 of an item's position: a phrase state, not a dot.
+pub(super) const PHRASE: u32 = 1 << 31;
+
+/// One phrase state.
+///
+/// Invariants: `missing` and `optional_used` count the required names not
+/// yet used and the other names used, in the `words` words of the set at
+/// `names_at` in [`PhraseStates::names`]; the state is *viable*: some
+/// continuation ends the phrase.
+#[derive(Clone, Copy, Debug)]
+struct PhraseState {
+    perm: u32,
+    /// Members so far, at most `max` (saturated at `min` without `max`).
+    count: u32,
+    names_at: u32,
+    missing: u32,
+    optional_used: u32,
+}
+
+/// The phrase states of one parser, interned, with a cache of transitions.
+/// States are never removed (rollback leaves them; they are facts about the
+/// grammar, not about the text).
+#[derive(Clone, Debug, Default)]
+pub(super) struct PhraseStates {
+    states: Vec<PhraseState>,
+    /// The name sets of all states, `words` words each.
+    names: Vec<u64>,
+    /// (phrase, count, hash of the names) → the newest state with that key;
+    /// `same_key[s]` links to the previous one (a chain, usually empty).
+    index: FxHashMap<(u32, u32, u64), u32>,
+    same_key: Vec<u32>,
+    /// (state, member) → the next state, or `NONE`.
+    next: FxHashMap<(u32, u32), u32>,
+    scratch: Vec<u64>,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Whether phrase state `st` can still end: the required names left fit
+/// under `max`, and enough names (or a repeatable member) are left to
+/// reach `min`.
+fn viable(rule: &PermRule, count: u32, missing: u32, optional_used: u32) -> bool {
+    let needed = count.saturating_add(missing);
+    needed <= rule.max
+        && (rule.repeatable || rule.min <= needed.saturating_add(rule.num_optional - optional_used))
+}
+
+fn has(names: &[u64], x: u32) -> bool {
+    names[(x / 64) as usize] & (1 << (x % 64)) != 0
+}
+
+impl Parser {
+    /// The item position of the initial state of phrase `k`.
+    pub(super) fn phrase_start(&mut self, k: u32) -> Option<u32> {
+        let words = self.g.perms[k as usize].words as usize;
+        let mut scratch = std::mem::take(&mut self.phrases.scratch);
+        scratch.clear();
+        scratch.resize(words, 0);
+        let missing = self.g.perms[k as usize].num_required;
+        let s = self.intern_phrase(k, 0, &scratch, missing, 0);
+        self.phrases.scratch = scratch;
+        s.map(|s| s | PHRASE)
+    }
+
+    fn intern_phrase(
+        &mut self,
+        perm: u32,
+        count: u32,
+        names: &[u64],
+        missing: u32,
+        optional_used: u32,
+    ) -> Option<u32> {
+        let ps = &mut self.phrases;
+        let hash = names
+            .iter()
+            .fold(0u64, |h, &w| (h.rotate_left(5) ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let key = (perm, count, hash);
+        let mut at = ps.index.get(&key).copied().unwrap_or(NONE);
+        while at != NONE {
+            let st = ps.states[at as usize];
+            let w = names.len();
+            if ps.names[st.names_at as usize..st.names_at as usize + w] == *names {
+                return Some(at);
+            }
+            at = ps.same_key[at as usize];
+        }
+        let limit = self.g.limits.max_phrase_states;
+        if ps.states.len() >= limit {
+            self.error = Some(ParseError::TooManyPhraseStates { limit });
+            return None;
+        }
+        let id = ps.states.len() as u32;
+        let names_at = ps.names.len() as u32;
+        ps.names.extend_from_slice(names);
+        ps.states.push(PhraseState { perm, count, names_at, missing, optional_used });
+        ps.same_key.push(ps.index.insert(key, id).unwrap_or(NONE));
+        Some(id)
+    }
+
+    /// Whether member `j` of the phrase may come after state `s`.
+    fn phrase_allows(&self, s: u32, j: usize) -> bool {
+        let st = self.phrases.states[s as usize];
+        let rule = &self.g.perms[st.perm as usize];
+        let name = rule.members[j].2;
+        if st.count >= rule.max {
+            return false;
+        }
+        let (mut missing, mut optional_used) = (st.missing, st.optional_used);
+        if name != NO_NAME {
+            let at = st.names_at as usize;
+            if has(&self.phrases.names[at..at + rule.words as usize], name) {
+                return false;
+            }
+            if has(&rule.required, name) {
+                missing -= 1;
+            } else {
+                optional_used += 1;
+            }
+        }
+        viable(rule, self.phrase_count_after(rule, st.count), missing, optional_used)
+    }
+
+    fn phrase_count_after(&self, rule: &PermRule, count: u32) -> u32 {
+        let next = count + 1;
+        if rule.max == u32::MAX { next.min(rule.min.max(1)) } else { next }
+    }
+
+    /// The state after member `j` comes in state `s`, if allowed.
+    fn phrase_step(&mut self, s: u32, j: u32) -> Option<u32> {
+        if let Some(&n) = self.phrases.next.get(&(s, j)) {
+            return (n != NONE).then_some(n);
+        }
+        let next = if self.phrase_allows(s, j as usize) {
+            let st = self.phrases.states[s as usize];
+            let rule = &self.g.perms[st.perm as usize];
+            let (words, name) = (rule.words as usize, rule.members[j as usize].2);
+            let count = self.phrase_count_after(rule, st.count);
+            let mut scratch = std::mem::take(&mut self.phrases.scratch);
+            scratch.clear();
+            let at = st.names_at as usize;
+            scratch.extend_from_slice(&self.phrases.names[at..at + words]);
+            let (mut missing, mut optional_used) = (st.missing, st.optional_used);
+            if name != NO_NAME {
+                scratch[(name / 64) as usize] |= 1 << (name % 64);
+                if has(&rule.required, name) {
+                    missing -= 1;
+                } else {
+                    optional_used += 1;
+                }
+            }
+            let n = self.intern_phrase(st.perm, count, &scratch, missing, optional_used);
+            self.phrases.scratch = scratch;
+            n
+        } else {
+            None
+        };
+        if self.error.is_none() {
+            self.phrases.next.insert((s, j), next.unwrap_or(NONE));
+        }
+        next
+    }
+
+    /// The closure of phrase item (`pos`, `origin`) in row `d`: completes
+    /// the phrase where it may end, predicts the members that may come.
+    pub(super) fn close_phrase_item(&mut self, pos: u32, origin: u32, d: u32) {
+        let s = pos & !PHRASE;
+        let st = self.phrases.states[s as usize];
+        let k = st.perm as usize;
+        let (complete, num_members, lhs) = {
+            let rule = &self.g.perms[k];
+            (st.missing == 0 && st.count >= rule.min, rule.members.len(), rule.lhs)
+        };
+        // An item of origin `d` completed the phrase with the empty string:
+        // the phrase is nullable, so its users advanced at prediction.
+        if complete && origin != d {
+            self.complete_symbol(lhs, origin);
+        }
+        for j in 0..num_members {
+            if !self.phrase_allows(s, j) {
+                continue;
+            }
+            let (first, later, _) = self.g.perms[k].members[j];
+            let w = if st.count == 0 { first } else { later };
+            self.predict(w, d);
+            if self.g.nullable[w as usize] {
+                if let Some(n) = self.phrase_step(s, j as u32) {
+                    self.add(super::item(n | PHRASE, origin));
+                }
+            }
+        }
+    }
+
+    /// Phrase item `pos` (with `origin`) after wrapper `w` completed, if
+    /// `w` belongs to its phrase and may come in its state.
+    #[inline(never)]
+    pub(super) fn advance_phrase(&mut self, pos: u32, w: u32) -> Option<u32> {
+        let s = pos & !PHRASE;
+        let (k, j, place) = self.g.perm_members[self.g.wrapper_of[w as usize] as usize - 1];
+        let st = self.phrases.states[s as usize];
+        if st.perm != k {
+            return None;
+        }
+        let fits = match place {
+            Wrapper::Both => true,
+            Wrapper::First => st.count == 0,
+            Wrapper::Later => st.count > 0,
+        };
+        if !fits {
+            return None;
+        }
+        self.phrase_step(s, j).map(|n| n | PHRASE)
+    }
+}

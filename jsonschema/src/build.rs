@@ -769,7 +769,7 @@ impl<'a> Compiler<'a> {
         let mut a = ArraySchema {
             min: self.usize_kw(m, "minItems", ptr)?.unwrap_or(0),
             max: self.usize_kw(m, "maxItems", ptr)?,
-            unique: m.get("uniqueItems").and_then(Value::as_bool).unwrap_or(false),
+            unique: (m.get("uniqueItems") == Some(&Value::Bool(true))).then(|| ptr.to_string()),
             ..ArraySchema::default()
         };
         let mut prefix_src = None;

@@ -9,8 +9,8 @@ impl Grammar {
     /// Builds the `earley` grammar that serves masks for this grammar.
     ///
     /// Lexemes keep their regexes (greedy; whitespace lives inside the
-    /// structural lexemes, so no `%ignore` lexeme is added); nonterminals and
-    /// alternatives map one to one.
+    /// structural lexemes, so no `%ignore` lexeme is added); nonterminals,
+    /// alternatives and permutation phrases map one to one.
     ///
     /// # Errors
     /// The engine's limits, or a lexeme it cannot compile.
@@ -21,6 +21,15 @@ impl Grammar {
             .iter()
             .map(|l| b.add_lexeme(LexemeSpec::new(l.name.clone(), l.regex.clone())))
             .collect();
+        let start = self.add_rules(&mut b, &lexemes);
+        b.build(start, limits)
+    }
+
+    /// Adds this grammar's nonterminals and rules to `b`, with `lexemes[i]`
+    /// standing for lexeme `i` (the caller adds the lexemes its own way),
+    /// and returns the start symbol. For front-ends that embed a schema in
+    /// a larger grammar (Lark's `%json`).
+    pub fn add_rules(&self, b: &mut GrammarBuilder, lexemes: &[SymbolId]) -> SymbolId {
         let nts: Vec<SymbolId> =
             self.nonterminals.iter().map(|n| b.add_nonterminal(&n.name)).collect();
         let map = |s: &Symbol| match s {
@@ -32,7 +41,17 @@ impl Grammar {
                 let rhs: Vec<SymbolId> = alt.iter().map(map).collect();
                 b.add_rule(nts[i], &rhs);
             }
+            if let Some(p) = &n.permutation {
+                let permutation = earley::Permutation {
+                    members: p.members.iter().map(|(s, name)| (map(s), *name)).collect(),
+                    required: p.required.clone(),
+                    separator: p.separator.as_ref().map(map),
+                    min: p.min,
+                    max: p.max,
+                };
+                b.add_permutation(nts[i], permutation);
+            }
         }
-        b.build(nts[self.start.0 as usize], limits)
+        nts[self.start.0 as usize]
     }
 }

@@ -30,13 +30,34 @@ pub struct Lexeme {
 }
 
 /// A nonterminal with its alternatives (each a sequence of symbols; an empty
-/// sequence derives the empty string).
+/// sequence derives the empty string), or a permutation phrase.
 #[derive(Clone, Debug)]
 pub struct Nonterminal {
     /// A readable name.
     pub name: String,
-    /// The alternatives.
+    /// The alternatives (empty when `permutation` is set).
     pub alternatives: Vec<Vec<Symbol>>,
+    /// Members in any order (object properties with
+    /// [`PropertyOrder::Any`](crate::PropertyOrder::Any)); the engine's
+    /// [`earley::Permutation`] describes the language.
+    pub permutation: Option<Permutation>,
+}
+
+/// Members that come in any order, separated by `separator`: each name at
+/// most once, the required names always, between `min` and `max` members
+/// (see [`earley::Permutation`]).
+#[derive(Clone, Debug)]
+pub struct Permutation {
+    /// A member and its name (`None`: the member may repeat).
+    pub members: Vec<(Symbol, Option<u32>)>,
+    /// The names every derivation uses.
+    pub required: Vec<u32>,
+    /// Between consecutive members.
+    pub separator: Option<Symbol>,
+    /// The fewest members.
+    pub min: u32,
+    /// The most members (`None`: unbounded).
+    pub max: Option<u32>,
 }
 
 /// A context-free grammar over regex lexemes, as compiled from a schema.
@@ -65,8 +86,12 @@ impl Grammar {
         &self.nonterminals[id.0 as usize]
     }
 
-    /// The number of rule alternatives.
+    /// The number of rule alternatives (a permutation phrase counts one
+    /// per member).
     pub fn num_rules(&self) -> usize {
-        self.nonterminals.iter().map(|n| n.alternatives.len()).sum()
+        let rules = |n: &Nonterminal| {
+            n.alternatives.len() + n.permutation.as_ref().map_or(0, |p| p.members.len())
+        };
+        self.nonterminals.iter().map(rules).sum()
     }
 }

@@ -153,7 +153,7 @@ impl Compiler<'_> {
             items: Box::new(items),
             min: a.min.max(b.min),
             max: min_opt(a.max, b.max),
-            unique: a.unique || b.unique,
+            unique: a.unique.or(b.unique),
         }))
     }
 

@@ -58,7 +58,9 @@ pub(crate) struct ArraySchema {
     pub(crate) items: Box<Schema>,
     pub(crate) min: usize,
     pub(crate) max: Option<usize>,
-    pub(crate) unique: bool,
+    /// `uniqueItems: true`: the pointer of the schema holding it (for the
+    /// error when it cannot be expressed).
+    pub(crate) unique: Option<String>,
     /// Each entry requires at least `n` items matching the schema (`contains`
     /// with `minContains`).
     pub(crate) contains: Vec<(Schema, usize)>,
@@ -81,7 +83,7 @@ impl Default for ArraySchema {
             items: Box::new(Schema::Any),
             min: 0,
             max: None,
-            unique: false,
+            unique: None,
             contains: Vec::new(),
             contains_at_most: Vec::new(),
             evaluated: 0,

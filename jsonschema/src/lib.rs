@@ -45,13 +45,17 @@
 //!    derivre's `MultipleOf`; strings become `JsonQuote` of the intersection of
 //!    their constraints; arrays and objects become counting rules (position,
 //!    items so far) so `minItems`/`maxItems`/`minProperties`/`maxProperties`
-//!    and optional properties are exact. Unproductive rules are removed; an empty
-//!    language is [`ErrorKind::Unsatisfiable`].
+//!    and optional properties are exact; with [`PropertyOrder::Any`] an
+//!    object is a permutation phrase of the `earley` engine (members in any
+//!    order, each listed name once, the required ones always), and so is an
+//!    array with `uniqueItems` over finitely many scalar values (each value
+//!    once). Unproductive rules are removed; an empty language is
+//!    [`ErrorKind::Unsatisfiable`].
 //!
 //! Decisions, all toward a stricter grammar: properties come in schema order
-//! (then required names not listed, then additional keys in any order), or,
-//! with [`PropertyOrder::Any`], in any order in objects that list few names
-//! (the grammar tracks the set of names written: `2^p` states); a
+//! (then required names not listed, then additional keys in any order) unless
+//! [`PropertyOrder::Any`] is set (then any order, except in objects under a
+//! negated member constraint that list more than 10 names); a
 //! number with bounds or `multipleOf` is written without exponent; formats
 //! leave out leap seconds, quoted e-mail local parts and punycode labels,
 //! and the internationalized ones (`idn-hostname`, `idn-email`, `iri`,
@@ -59,7 +63,8 @@
 //! negated `pattern` classes leave out U+001F (see `ecma.rs`);
 //! `unevaluatedProperties`/`unevaluatedItems` see the annotations of one
 //! `anyOf` branch at a time, not of every branch that holds (see `DESIGN.md`);
-//! `uniqueItems` is accepted only where at most one item is allowed.
+//! `uniqueItems` is accepted where at most one item is allowed or the items
+//! take finitely many scalar values (else an error naming its pointer).
 //!
 //! # Complexity
 //! With `s` schema nodes, compilation is `O(s)` plus the intersections, which
@@ -97,7 +102,7 @@ mod resolve;
 mod unevaluated;
 
 pub use error::{Error, ErrorKind};
-pub use grammar::{Grammar, Lexeme, LexemeId, Nonterminal, NonterminalId, Symbol};
+pub use grammar::{Grammar, Lexeme, LexemeId, Nonterminal, NonterminalId, Permutation, Symbol};
 pub use options::{Limits, Options, PropertyOrder, Whitespace};
 
 /// A compiled schema: the grammar and the warnings of lenient mode.

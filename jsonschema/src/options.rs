@@ -33,15 +33,15 @@ pub enum PropertyOrder {
     /// right through `allOf`/`$ref`), then required ones not listed, then any
     /// additional or pattern properties in any order.
     Schema,
-    /// Any order: in an object that lists at most `max_listed` names (in
-    /// `properties` and `required`), the listed and the additional properties
-    /// come in any order, each listed one at most once (the grammar tracks
-    /// the set of names seen, so it grows as `2^max_listed`). Larger objects
-    /// keep the schema order.
-    Any {
-        /// The largest number of listed names taken in any order (at most 16).
-        max_listed: usize,
-    },
+    /// Any order, as the JSON data model has it: listed and additional
+    /// properties interleave freely, each listed name at most once, the
+    /// required ones always. Objects become permutation phrases of the
+    /// `earley` engine, whose cost does not grow with the number of
+    /// orders. One exception keeps the schema order (a stricter grammar):
+    /// an object under a negated member constraint (`not` of
+    /// `properties`/`required`-like keywords) that lists more than 10
+    /// names, whose any-order rules would grow as `2^names`.
+    Any,
 }
 
 /// Limits that stop hostile schemas quickly with [`ErrorKind::LimitExceeded`](crate::ErrorKind::LimitExceeded).

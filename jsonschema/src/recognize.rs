@@ -5,12 +5,12 @@
 //! lexemes. It knows nothing of the Earley engine, so it checks the grammar's
 //! language independently of the parser that will serve masks.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use derivre::{Regex, RegexBuilder};
 
-use crate::grammar::{Grammar, Symbol};
+use crate::grammar::{Grammar, Permutation, Symbol};
 
 struct Memo<'g> {
     g: &'g Grammar,
@@ -69,6 +69,9 @@ impl Memo<'_> {
                     return Some(Rc::new(Vec::new()));
                 }
                 let mut out: Vec<usize> = Vec::new();
+                if let Some(p) = &self.g.nonterminals[n.0 as usize].permutation {
+                    out = self.phrase_ends(p, pos)?;
+                }
                 let alts = &self.g.nonterminals[n.0 as usize].alternatives;
                 for alt in alts {
                     let mut cur = vec![pos];
@@ -94,6 +97,51 @@ impl Memo<'_> {
                 Some(v)
             }
         }
+    }
+}
+
+impl Memo<'_> {
+    /// Where a permutation phrase starting at `pos` can end: a search over
+    /// (position, names used, members so far), every member tried at
+    /// every state (exponential in the worst case; fine for tests).
+    fn phrase_ends(&mut self, p: &Permutation, pos: usize) -> Option<Vec<usize>> {
+        let cap = p.max.unwrap_or(p.min.max(1));
+        let mut seen: HashSet<(usize, Vec<u32>, u32)> = HashSet::new();
+        let mut todo = vec![(pos, Vec::new(), 0u32)];
+        let mut out = Vec::new();
+        while let Some(state) = todo.pop() {
+            if !seen.insert(state.clone()) {
+                continue;
+            }
+            let (at, used, count) = state;
+            if count >= p.min && p.required.iter().all(|r| used.contains(r)) {
+                out.push(at);
+            }
+            if p.max.is_some_and(|m| count >= m) {
+                continue;
+            }
+            let starts = match (&p.separator, count) {
+                (Some(sep), 1..) => self.ends(*sep, at)?.to_vec(),
+                _ => vec![at],
+            };
+            for (sym, name) in &p.members {
+                if name.is_some_and(|x| used.contains(&x)) {
+                    continue;
+                }
+                let mut next_used = used.clone();
+                next_used.extend(*name);
+                next_used.sort_unstable();
+                let next_count = if p.max.is_some() { count + 1 } else { (count + 1).min(cap) };
+                for &st in &starts {
+                    for &e in self.ends(*sym, st)?.iter() {
+                        todo.push((e, next_used.clone(), next_count));
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
     }
 }
 

@@ -122,6 +122,8 @@ pub struct Lexer {
     /// The first resource error met on the hot path (sticky).
     error: Option<LexerError>,
     num_transitions: usize,
+    /// Derivatives dropped because their emptiness check ran out of fuel.
+    fuel_refusals: u64,
     /// Probe expressions and cached containment answers (see `probe`).
     probes: probe::Probes,
     /// Per dense state: how many of the last bytes are hidden stop text
@@ -136,6 +138,7 @@ impl std::fmt::Debug for Lexer {
             .field("byte_classes", &self.classes.len())
             .field("states", &self.state_pairs.len())
             .field("transitions", &self.num_transitions)
+            .field("fuel_refusals", &self.fuel_refusals)
             .field("exprs", &self.exprs.len())
             .finish()
     }
@@ -228,6 +231,7 @@ impl Lexer {
             limits,
             error: None,
             num_transitions: 0,
+            fuel_refusals: 0,
             probes: probe::Probes::default(),
             hidden: Vec::new(),
         };
@@ -357,6 +361,14 @@ impl Lexer {
     /// (each table miss counts once).
     pub fn num_transitions(&self) -> usize {
         self.num_transitions
+    }
+
+    /// How many derivatives were dropped from a state because their
+    /// emptiness check ran out of [`LexerLimits::relevance_fuel`]: each is
+    /// a byte refused for one lexeme where it might have continued it (the
+    /// mask is then a subset of the exact one). Zero on most grammars.
+    pub fn fuel_refusals(&self) -> u64 {
+        self.fuel_refusals
     }
 
     /// The first resource error met by [`next`](Lexer::next) or
@@ -536,14 +548,14 @@ impl Lexer {
                 ) {
                     Ok(true) => {}
                     Ok(false) => continue,
+                    // Not proven non-empty within the fuel: the lexeme is
+                    // dropped from the state (the byte is refused for it),
+                    // so masks stay a subset of the exact mask and never
+                    // lead into an empty language; the parser goes on with
+                    // the other lexemes. Counted in `fuel_refusals`.
                     Err(_) => {
-                        let lexeme = LexemeId(p[0]);
-                        let name = self.lexemes[lexeme.index()].name.clone();
-                        self.set_error(LexerErrorKind::RelevanceFuel {
-                            lexeme: Some(lexeme),
-                            name,
-                        });
-                        return StateId::DEAD;
+                        self.fuel_refusals += 1;
+                        continue;
                     }
                 }
             }

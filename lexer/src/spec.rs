@@ -109,7 +109,9 @@ pub struct LexerLimits {
     pub max_exprs: usize,
     /// Fuel for each emptiness check of a derivative (a unit is one step of
     /// derivre's relevance search); checks on intersections and complements
-    /// can be exponential, so this bounds them.
+    /// can be exponential, so this bounds them. At construction a lexeme
+    /// whose check runs out is an error; during parsing the derivative is
+    /// dropped (see [`Lexer::fuel_refusals`](crate::Lexer::fuel_refusals)).
     pub relevance_fuel: u64,
 }
 

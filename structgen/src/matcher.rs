@@ -355,6 +355,13 @@ impl Matcher {
         self.parser.stats()
     }
 
+    /// How many lexer derivatives were dropped because their emptiness
+    /// check ran out of fuel (see [`lexer::Lexer::fuel_refusals`]); while it
+    /// is zero, every mask was exact.
+    pub fn fuel_refusals(&self) -> u64 {
+        self.parser.lexer().fuel_refusals()
+    }
+
     fn fail(&mut self, e: MatcherError) -> MatcherError {
         self.error = Some(e.clone());
         e

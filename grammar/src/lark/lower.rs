@@ -686,21 +686,7 @@ impl<'a> Lowering<'a> {
             .iter()
             .map(|l| self.add_lexeme(LexemeSpec::new(l.name.clone(), l.regex.clone()), span))
             .collect();
-        let nts: Vec<SymbolId> =
-            g.nonterminals.iter().map(|n| self.b.add_nonterminal(&n.name)).collect();
-        for (i, n) in g.nonterminals.iter().enumerate() {
-            for alt in &n.alternatives {
-                let rhs: Vec<SymbolId> = alt
-                    .iter()
-                    .map(|s| match s {
-                        jsonschema::Symbol::Lexeme(l) => lexemes[l.0 as usize],
-                        jsonschema::Symbol::Nonterminal(n) => nts[n.0 as usize],
-                    })
-                    .collect();
-                self.b.add_rule(nts[i], &rhs);
-            }
-        }
-        Ok(nts[g.start.0 as usize])
+        Ok(g.add_rules(&mut self.b, &lexemes))
     }
 
     /// The lexeme of a regex written in a rule, shared by equal texts.

@@ -43,10 +43,10 @@ pub(crate) struct MaskbenchArgs {
     /// Compute every mask with the plain trie walk (no precomputed slices).
     #[arg(long)]
     pub(crate) no_slicer: bool,
-    /// Take object properties in any order in objects listing at most this
-    /// many names (`PropertyOrder::Any`; the default is schema order).
-    #[arg(long, value_name = "MAX_LISTED")]
-    pub(crate) any_order: Option<usize>,
+    /// Take object properties in any order (`PropertyOrder::Any`; the
+    /// default is schema order, as in llguidance).
+    #[arg(long)]
+    pub(crate) any_order: bool,
 }
 
 /// Mean and percentiles of a sample, in microseconds.
@@ -61,17 +61,17 @@ fn stats(xs: &mut [f64]) -> Value {
 }
 
 /// Walks one instance: `Ok(None)` if every token is in its mask and the
-/// matcher ends accepting, else the index of the rejected token
-/// (`tokens.len()` when the text does not end accepting).
+/// matcher ends accepting, else where it stopped.
 fn walk(
     trie: &Arc<toktrie::TokTrie>,
     slicer: &Slicing,
     grammar: &earley::Grammar,
     tokens: &[u32],
     mask_us: &mut Vec<f64>,
-) -> Result<Option<usize>> {
+) -> Result<Option<Rejection>> {
     let mut m = Matcher::new(trie.clone(), grammar)?.with_slicer(slicer.0.clone());
     let accepted = walk_tokens(&mut m, tokens, mask_us);
+    slicer.2.set(slicer.2.get() + m.fuel_refusals());
     if let Some(s) = m.slicer_stats() {
         let mut total = slicer.1.get();
         total.masks += s.masks;
@@ -82,49 +82,76 @@ fn walk(
     accepted
 }
 
-/// The slicer (if on) and its counters summed over every walk.
-type Slicing = (Option<Arc<slicer::Slicer>>, std::cell::Cell<structgen::SlicerStats>);
+/// The slicer (if on) and its counters summed over every walk, and the
+/// lexer's fuel refusals of the walks of the current schema.
+type Slicing =
+    (Option<Arc<slicer::Slicer>>, std::cell::Cell<structgen::SlicerStats>, std::cell::Cell<u64>);
 
-fn walk_tokens(m: &mut Matcher, tokens: &[u32], mask_us: &mut Vec<f64>) -> Result<Option<usize>> {
+fn walk_tokens(
+    m: &mut Matcher,
+    tokens: &[u32],
+    mask_us: &mut Vec<f64>,
+) -> Result<Option<Rejection>> {
     for (i, &t) in tokens.iter().enumerate() {
         let t0 = Instant::now();
-        let allowed = match m.compute_mask() {
-            Ok(mask) => mask.contains(TokenId(t)),
-            Err(_) => false,
-        };
+        let allowed = m.compute_mask().map(|mask| mask.contains(TokenId(t)));
         mask_us.push(t0.elapsed().as_secs_f64() * 1e6);
-        if !allowed || m.consume_token(TokenId(t)).is_err() {
-            return Ok(Some(i));
-        }
+        let error = match allowed {
+            Ok(true) => match m.consume_token(TokenId(t)) {
+                Ok(_) => continue,
+                Err(e) => Some(e.to_string()),
+            },
+            Ok(false) => None,
+            Err(e) => Some(e.to_string()),
+        };
+        return Ok(Some(Rejection { token: i, error }));
     }
-    Ok(if m.is_accepting() { None } else { Some(tokens.len()) })
+    Ok((!m.is_accepting()).then_some(Rejection { token: tokens.len(), error: None }))
+}
+
+/// Where a walk stopped: the index of the token not allowed (the number of
+/// tokens when the text does not end accepting), and the matcher's error
+/// if one stopped it (a limit, rather than the grammar).
+struct Rejection {
+    token: usize,
+    error: Option<String>,
 }
 
 /// Where a valid instance was rejected, for the JSON record: the byte
-/// offset of the rejected token (or the end) and the text around it.
-fn rejection(tokenizer: &bpe::Tokenizer, text: &str, tokens: &[u32], at: usize) -> Value {
-    let offset: usize = tokens[..at.min(tokens.len())].iter().map(|&t| tokenizer.token_bytes(t).map_or(0, <[u8]>::len)).sum();
+/// offset of the rejected token (or the end), the text around it, and the
+/// matcher's error if any.
+fn rejection(tokenizer: &bpe::Tokenizer, text: &str, tokens: &[u32], r: &Rejection) -> Value {
+    let offset: usize = tokens[..r.token.min(tokens.len())]
+        .iter()
+        .map(|&t| tokenizer.token_bytes(t).map_or(0, <[u8]>::len))
+        .sum();
     let bytes = text.as_bytes();
     let before = String::from_utf8_lossy(&bytes[offset.saturating_sub(60)..offset]).into_owned();
-    let after = String::from_utf8_lossy(&bytes[offset..(offset + 20).min(bytes.len())]).into_owned();
-    json!({"offset": offset, "before": before, "after": after})
+    let after =
+        String::from_utf8_lossy(&bytes[offset..(offset + 20).min(bytes.len())]).into_owned();
+    json!({"offset": offset, "before": before, "after": after, "error": r.error})
 }
 
 pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
     let tokenizer = Arc::new(args.tokenizer.load().context("cannot load the tokenizer")?);
     let mut forced = args.forced.then(super::forced::Tally::default);
     let trie = Arc::new(Matcher::trie_of(&tokenizer).context("cannot build the token trie")?);
-    let slicing: Slicing = (super::common::json_slicer(&trie, args.no_slicer)?, Default::default());
+    let slicing: Slicing = (
+        super::common::json_slicer(&trie, args.no_slicer)?,
+        Default::default(),
+        Default::default(),
+    );
     let bytes = read_maybe_gz(&args.file)?;
     let mut options = jsonschema::Options::default();
-    if let Some(max_listed) = args.any_order {
-        options.property_order = jsonschema::PropertyOrder::Any { max_listed };
+    if args.any_order {
+        options.property_order = jsonschema::PropertyOrder::Any;
     }
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     let (mut schemas, mut compiled) = (0usize, 0usize);
     let (mut valid, mut valid_rejected, mut invalid, mut invalid_accepted) = (0, 0, 0, 0);
     let mut mask_us = Vec::new();
     let mut ttfm_us = Vec::new();
+    let mut fuel_refusals = 0u64;
     for (lineno, line) in bytes.lines().enumerate() {
         let line = line?;
         if line.trim().is_empty() {
@@ -166,14 +193,16 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                 record["ttfm_us"] = json!(ttfm);
                 let (mut vr, mut ia) = (0, 0);
                 let mut rejections = Vec::new();
+                let masks_before = mask_us.len();
+                slicing.2.set(0);
                 for t in &tests {
                     let is_valid = t["valid"].as_bool().unwrap_or(false);
                     let text = serde_json::to_string(&t["data"])?;
                     let tokens = tokenizer.encode(&text);
                     let rejected_at = walk(&trie, &slicing, &g, &tokens, &mut mask_us)?;
                     let accepted = rejected_at.is_none();
-                    if let Some(at) = rejected_at.filter(|_| is_valid) {
-                        rejections.push(rejection(&tokenizer, &text, &tokens, at));
+                    if let Some(r) = rejected_at.as_ref().filter(|_| is_valid) {
+                        rejections.push(rejection(&tokenizer, &text, &tokens, r));
                     }
                     if let Some(f) = forced.as_mut().filter(|_| is_valid && accepted) {
                         f.replay(&trie, &tokenizer, &g, &tokens)?;
@@ -193,6 +222,10 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                 if !rejections.is_empty() {
                     record["valid_rejections"] = json!(rejections);
                 }
+                let slowest = mask_us[masks_before..].iter().copied().fold(0.0, f64::max);
+                record["mask_us_max"] = json!(slowest);
+                record["fuel_refusals"] = json!(slicing.2.get());
+                fuel_refusals += slicing.2.get();
             }
         }
         if args.json {
@@ -204,6 +237,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
         "valid": valid, "valid_rejected": valid_rejected,
         "invalid": invalid, "invalid_accepted": invalid_accepted,
         "mask_us": stats(&mut mask_us), "ttfm_us": stats(&mut ttfm_us),
+        "fuel_refusals": fuel_refusals,
         "slicer": slicing.0.as_ref().map(|s| json!({
             "build_ms": s.build_time().as_secs_f64() * 1e3,
             "memory_bytes": s.memory_bytes(),

@@ -72,5 +72,5 @@ fn maskbench_any_order_accepts_reordered_keys() {
     };
     // Schema order (the default) rejects the reordered instance.
     assert_eq!(summary(&[]), (Some(1), Some(0)));
-    assert_eq!(summary(&["--any-order", "4"]), (Some(0), Some(0)));
+    assert_eq!(summary(&["--any-order"]), (Some(0), Some(0)));
 }

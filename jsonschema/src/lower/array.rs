@@ -1,0 +1,315 @@
+//! Arrays: counting rules over positions, `contains` counts, and unique
+//! items over finitely many scalar values (permutation phrases).
+
+use std::collections::{HashMap, VecDeque};
+
+use derivre::RegexAst;
+
+use super::Lowerer;
+use crate::error::{ErrorKind, Result};
+use crate::grammar::{NonterminalId, Permutation, Symbol};
+use crate::ir::{ArraySchema, Schema};
+
+impl Lowerer<'_, '_> {
+    pub(super) fn array(&mut self, a: &ArraySchema, depth: usize) -> Result<Option<Symbol>> {
+        let mut max = a.max;
+        if let Some(ptr) = a.unique.as_ref().filter(|_| max.is_none_or(|m| m > 1)) {
+            if let Some(values) = self.distinct_items(a) {
+                return self.array_of_distinct(a, &values, depth);
+            }
+            if self.c.options.lenient {
+                self.c.warnings.push(format!("uniqueItems ignored at {ptr:?}"));
+            } else {
+                return Err(self.c.err(
+                    ErrorKind::Inexpressible,
+                    "uniqueItems",
+                    ptr,
+                    "uniqueItems is expressible only over items drawn from finitely many \
+                     scalar values (enum, const, boolean, null) or with at most one item",
+                ));
+            }
+        }
+        let k = a.prefix.len();
+        let mut prefix = Vec::with_capacity(k);
+        for p in &a.prefix {
+            let sym = self.lower(p, depth + 1)?;
+            if sym.is_none() {
+                max = Some(max.map_or(prefix.len(), |m| m.min(prefix.len())));
+                break;
+            }
+            prefix.push(sym);
+        }
+        let items = if max.is_some_and(|m| m <= prefix.len()) {
+            None
+        } else {
+            self.lower(&a.items, depth + 1)?
+        };
+        if items.is_none() {
+            max = Some(max.map_or(prefix.len(), |m| m.min(prefix.len())));
+        }
+        if max.is_some_and(|m| m < a.min) {
+            return Ok(None);
+        }
+        let k = prefix.len();
+        let top = max.unwrap_or(k.max(a.min).max(1));
+        if a.contains.is_empty() && a.contains_at_most.is_empty() {
+            let mut ids = Vec::with_capacity(top + 1);
+            for _ in 0..=top {
+                ids.push(self.new_nt("array-rest".to_string())?);
+            }
+            for i in 0..=top {
+                let mut alts = Vec::new();
+                if i >= a.min {
+                    alts.push(vec![Symbol::Lexeme(self.rbracket)]);
+                }
+                let el = if i < k { prefix[i] } else { items };
+                let can_add = max.is_none_or(|m| i < m);
+                if let (Some(el), true) = (el, can_add) {
+                    let next = if max.is_some() { i + 1 } else { (i + 1).min(top) };
+                    let mut alt = Vec::new();
+                    if i > 0 {
+                        alt.push(Symbol::Lexeme(self.comma));
+                    }
+                    alt.push(el);
+                    alt.push(Symbol::Nonterminal(ids[next]));
+                    alts.push(alt);
+                }
+                self.set_alts(ids[i], alts);
+            }
+            let nt = self.alt_nt(
+                "array",
+                vec![vec![Symbol::Lexeme(self.lbracket), Symbol::Nonterminal(ids[0])]],
+            )?;
+            return Ok(Some(Symbol::Nonterminal(nt)));
+        }
+        self.array_contains(a, &prefix, items, max, top, depth)
+    }
+
+    /// Arrays with `contains`: the state also counts, per constraint, the
+    /// matching items seen (saturating at its minimum; an upper bound
+    /// `maxContains` is a constraint of its own, whose count stops at the
+    /// bound and whose non-matching items are written as its complement).
+    fn array_contains(
+        &mut self,
+        a: &ArraySchema,
+        prefix: &[Option<Symbol>],
+        items: Option<Symbol>,
+        max: Option<usize>,
+        top: usize,
+        depth: usize,
+    ) -> Result<Option<Symbol>> {
+        // (schema, its complement when bounded above, minimum, cap): a count
+        // saturates at `cap`, which a bounded constraint never passes.
+        let cons: Vec<(&Schema, Option<&Schema>, usize, usize)> = a
+            .contains
+            .iter()
+            .map(|(s, n)| (s, None, *n, *n))
+            .chain(a.contains_at_most.iter().map(|(s, not_s, m)| (s, Some(not_s), 0, *m)))
+            .collect();
+        let nc = cons.len();
+        let states: usize = cons.iter().map(|c| c.3 + 1).product();
+        if nc > 3 || states > 64 {
+            return Err(self.c.err(
+                ErrorKind::LimitExceeded,
+                "contains",
+                "",
+                "too many or too large contains/minContains constraints on one array",
+            ));
+        }
+        let k = prefix.len();
+        // Element options per position class (prefix index, or `k` for items):
+        // (value symbol, subset of constraints it satisfies).
+        let mut opts: Vec<Vec<(Symbol, u32)>> = Vec::with_capacity(k + 1);
+        for i in 0..=k {
+            let base = if i < k { a.prefix[i].clone() } else { (*a.items).clone() };
+            let plain = if i < k { prefix[i] } else { items };
+            let mut o = Vec::new();
+            if let Some(p) = plain {
+                let bounded = cons.iter().any(|c| c.1.is_some());
+                if !bounded {
+                    o.push((p, 0u32));
+                }
+                for mask in u32::from(!bounded)..(1 << nc) {
+                    let mut v = base.clone();
+                    for (t, (s, not_s, _, _)) in cons.iter().enumerate() {
+                        if mask & (1 << t) != 0 {
+                            v = self.c.intersect(v, (*s).clone(), depth + 1)?;
+                        } else if let Some(not_s) = not_s {
+                            v = self.c.intersect(v, (*not_s).clone(), depth + 1)?;
+                        }
+                    }
+                    if let Some(sym) = self.lower(&v, depth + 1)? {
+                        o.push((sym, mask));
+                    }
+                }
+            }
+            opts.push(o);
+        }
+        let bump = |counts: &[usize], mask: u32| -> Vec<usize> {
+            counts
+                .iter()
+                .enumerate()
+                .map(|(t, &c)| if mask & (1 << t) != 0 { (c + 1).min(cons[t].3) } else { c })
+                .collect()
+        };
+        // An item matching a bounded constraint whose count is at its bound
+        // would exceed it.
+        let exceeds = |counts: &[usize], mask: u32| {
+            cons.iter()
+                .enumerate()
+                .any(|(t, c)| c.1.is_some() && mask & (1 << t) != 0 && counts[t] >= c.3)
+        };
+        type Key = (usize, Vec<usize>);
+        let mut ids: HashMap<Key, NonterminalId> = HashMap::new();
+        let mut queue: VecDeque<Key> = VecDeque::new();
+        let mut get =
+            |l: &mut Self, key: Key, queue: &mut VecDeque<Key>| -> Result<NonterminalId> {
+                if let Some(&id) = ids.get(&key) {
+                    return Ok(id);
+                }
+                let id = l.new_nt("array-rest".to_string())?;
+                ids.insert(key.clone(), id);
+                queue.push_back(key);
+                Ok(id)
+            };
+        let first = get(self, (0, vec![0; nc]), &mut queue)?;
+        while let Some((i, counts)) = queue.pop_front() {
+            let id = get(self, (i, counts.clone()), &mut queue)?;
+            let mut alts = Vec::new();
+            let done = counts.iter().zip(&cons).all(|(c, con)| *c >= con.2);
+            if i >= a.min && done {
+                alts.push(vec![Symbol::Lexeme(self.rbracket)]);
+            }
+            if max.is_none_or(|m| i < m) {
+                let next_i = if max.is_some() { i + 1 } else { (i + 1).min(top.max(k)) };
+                for &(sym, mask) in &opts[i.min(k)] {
+                    if exceeds(&counts, mask) {
+                        continue;
+                    }
+                    let next = get(self, (next_i, bump(&counts, mask)), &mut queue)?;
+                    let mut alt = Vec::new();
+                    if i > 0 {
+                        alt.push(Symbol::Lexeme(self.comma));
+                    }
+                    alt.push(sym);
+                    alt.push(Symbol::Nonterminal(next));
+                    alts.push(alt);
+                }
+            }
+            self.set_alts(id, alts);
+        }
+        let nt = self.alt_nt(
+            "array",
+            vec![vec![Symbol::Lexeme(self.lbracket), Symbol::Nonterminal(first)]],
+        )?;
+        Ok(Some(Symbol::Nonterminal(nt)))
+    }
+}
+
+/// A scalar JSON value, as the key of a value set (numbers in canonical
+/// decimal form, so `1` and `1.0` are one value).
+#[derive(PartialEq, Eq)]
+enum Scalar {
+    Null,
+    Bool(bool),
+    Number(crate::number::Decimal),
+    String(String),
+}
+
+/// The values of a schema that allows finitely many scalar values, each
+/// with the schema of that one value; `None` when the set is not that
+/// (objects, arrays, open strings or ranges of numbers).
+fn finite_scalars(s: &Schema) -> Option<Vec<(Scalar, Schema)>> {
+    Some(match s {
+        Schema::Never => Vec::new(),
+        Schema::Null => vec![(Scalar::Null, Schema::Null)],
+        Schema::Boolean(b) => [false, true]
+            .into_iter()
+            .filter(|v| b.is_none_or(|b| b == *v))
+            .map(|v| (Scalar::Bool(v), Schema::Boolean(Some(v))))
+            .collect(),
+        Schema::String(st) => match st.regexes.as_slice() {
+            [RegexAst::Literal(t)] => {
+                let n = t.chars().count();
+                let fits = st.min_len <= n && st.max_len.is_none_or(|m| n <= m);
+                if fits { vec![(Scalar::String(t.clone()), s.clone())] } else { Vec::new() }
+            }
+            _ => return None,
+        },
+        Schema::Number(n) => match (&n.min, &n.max) {
+            (Some(lo), Some(hi))
+                if lo.value == hi.value
+                    && !lo.exclusive
+                    && !hi.exclusive
+                    && (!n.integer || lo.value.frac.is_empty())
+                    && (!n.non_integer || !lo.value.frac.is_empty())
+                    && n.multiple_of.is_empty()
+                    && n.not_multiple_of.is_empty()
+                    && n.excluded.is_empty() =>
+            {
+                vec![(Scalar::Number(lo.value.clone()), s.clone())]
+            }
+            _ => return None,
+        },
+        Schema::AnyOf(bs) => {
+            let mut out: Vec<(Scalar, Schema)> = Vec::new();
+            for b in bs {
+                for (v, sv) in finite_scalars(b)? {
+                    if !out.iter().any(|(w, _)| *w == v) {
+                        out.push((v, sv));
+                    }
+                }
+            }
+            out
+        }
+        _ => return None,
+    })
+}
+
+impl Lowerer<'_, '_> {
+    /// The item values of an array with `uniqueItems`, when they are
+    /// finitely many scalars and every item takes them (no `prefixItems`,
+    /// no `contains`).
+    fn distinct_items(&self, a: &ArraySchema) -> Option<Vec<Schema>> {
+        if !a.prefix.is_empty() || !a.contains.is_empty() || !a.contains_at_most.is_empty() {
+            return None;
+        }
+        Some(finite_scalars(&a.items)?.into_iter().map(|(_, s)| s).collect())
+    }
+
+    /// `[` v1 `,` v2 … `]` with distinct values among `values`: a
+    /// permutation phrase with one member per value (each its own name, so
+    /// at most once; every spelling of a value is that member), within
+    /// `minItems`/`maxItems`.
+    fn array_of_distinct(
+        &mut self,
+        a: &ArraySchema,
+        values: &[Schema],
+        depth: usize,
+    ) -> Result<Option<Symbol>> {
+        let mut members = Vec::with_capacity(values.len());
+        for (i, v) in values.iter().enumerate() {
+            if let Some(sym) = self.lower(v, depth + 1)? {
+                members.push((sym, Some(i as u32)));
+            }
+        }
+        if a.min > members.len() {
+            return Ok(None);
+        }
+        let to_u32 = |x: usize| x.min(u32::MAX as usize) as u32;
+        let phrase = self.new_nt("distinct-items".to_string())?;
+        self.nts[phrase.0 as usize].permutation = Some(Permutation {
+            members,
+            required: Vec::new(),
+            separator: Some(Symbol::Lexeme(self.comma)),
+            min: to_u32(a.min),
+            max: a.max.map(to_u32),
+        });
+        let rhs = vec![
+            Symbol::Lexeme(self.lbracket),
+            Symbol::Nonterminal(phrase),
+            Symbol::Lexeme(self.rbracket),
+        ];
+        Ok(Some(Symbol::Nonterminal(self.alt_nt("array", vec![rhs])?)))
+    }
+}

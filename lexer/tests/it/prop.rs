@@ -156,3 +156,37 @@ fn a_fault_inside_derivre_is_an_error_not_a_panic() {
     assert!(s.is_dead());
     assert!(lx.next(s, b'c').is_dead());
 }
+
+#[test]
+fn emptiness_checks_out_of_fuel_drop_the_lexeme_not_the_parse() {
+    // A word-count pattern under a length bound: its derivatives are
+    // intersections of counted repetitions, whose emptiness checks are
+    // costly; `x+` beside it stays cheap.
+    let mut spec = LexerSpec::new();
+    let words = RegexAst::And(vec![
+        RegexAst::Regex(r"(\S+\s+){0,9}\S+".to_string()),
+        RegexAst::Regex(r"(?s:.{1,100})".to_string()),
+    ]);
+    let hard = spec.add(LexemeSpec::new("words", words));
+    let easy = spec.add(LexemeSpec::regex("x+"));
+    let mut both = LexemeSet::default();
+    both.insert(hard);
+    both.insert(easy);
+    let run = |fuel: u64| {
+        let limits = LexerLimits { relevance_fuel: fuel, ..LexerLimits::default() };
+        let mut lx = Lexer::new(&spec, limits).unwrap();
+        let mut s = lx.start_state(&both);
+        for &b in b"xx xx" {
+            s = lx.next(s, b);
+        }
+        assert!(lx.error().is_none(), "fuel {fuel}: {:?}", lx.error());
+        let live: Vec<LexemeId> = lx.live_lexemes(s).collect();
+        (live, lx.fuel_refusals())
+    };
+    // With the default fuel every check succeeds: `xx xx` continues `words`.
+    assert_eq!(run(LexerLimits::default().relevance_fuel), (vec![hard], 0));
+    // With little fuel a check fails: `words` is dropped, and the lexer
+    // goes on without an error (a stricter mask, never a looser one).
+    let (live, refusals) = run(2_000);
+    assert!(refusals > 0 && live.is_empty(), "{live:?} {refusals}");
+}

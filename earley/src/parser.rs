@@ -287,10 +287,12 @@ impl Parser {
     }
 
     /// Starts a new step (one mask or one token) for
-    /// [`Limits::max_items_per_step`](crate::Limits).
+    /// [`Limits::max_items_per_step`](crate::Limits) and the lexer's
+    /// [`LexerLimits::step_fuel`](lexer::LexerLimits).
     pub fn begin_step(&mut self) {
         self.step_items = 0;
         self.hidden_pending = 0;
+        self.lexer.begin_step();
     }
 
     /// Consumes one byte of text.

@@ -124,6 +124,9 @@ pub struct Lexer {
     num_transitions: usize,
     /// Derivatives dropped because their emptiness check ran out of fuel.
     fuel_refusals: u64,
+    /// What is left of [`LexerLimits::step_fuel`] in this step (reset by
+    /// [`Lexer::begin_step`]; unlimited before the first step).
+    step_fuel_left: u64,
     /// Probe expressions and cached containment answers (see `probe`).
     probes: probe::Probes,
     /// Per dense state: how many of the last bytes are hidden stop text
@@ -232,6 +235,7 @@ impl Lexer {
             error: None,
             num_transitions: 0,
             fuel_refusals: 0,
+            step_fuel_left: u64::MAX,
             probes: probe::Probes::default(),
             hidden: Vec::new(),
         };
@@ -363,8 +367,16 @@ impl Lexer {
         self.num_transitions
     }
 
+    /// Starts a step (one mask or one token): the emptiness checks until
+    /// the next call share [`LexerLimits::step_fuel`]. Before the first
+    /// call only [`LexerLimits::relevance_fuel`] bounds each check.
+    pub fn begin_step(&mut self) {
+        self.step_fuel_left = self.limits.step_fuel;
+    }
+
     /// How many derivatives were dropped from a state because their
-    /// emptiness check ran out of [`LexerLimits::relevance_fuel`]: each is
+    /// emptiness check ran out of [`LexerLimits::relevance_fuel`] or of the
+    /// step's [`LexerLimits::step_fuel`]: each is
     /// a byte refused for one lexeme where it might have continued it (the
     /// mask is then a subset of the exact one). Zero on most grammars.
     pub fn fuel_refusals(&self) -> u64 {
@@ -541,11 +553,7 @@ impl Lexer {
                 continue;
             }
             if !self.exprs.is_positive(d) {
-                match self.relevance.is_non_empty_limited(
-                    &mut self.exprs,
-                    d,
-                    self.limits.relevance_fuel,
-                ) {
+                match self.non_empty(d) {
                     Ok(true) => {}
                     Ok(false) => continue,
                     // Not proven non-empty within the fuel: the lexeme is
@@ -553,7 +561,7 @@ impl Lexer {
                     // so masks stay a subset of the exact mask and never
                     // lead into an empty language; the parser goes on with
                     // the other lexemes. Counted in `fuel_refusals`.
-                    Err(_) => {
+                    Err(()) => {
                         self.fuel_refusals += 1;
                         continue;
                     }
@@ -571,6 +579,22 @@ impl Lexer {
             self.table[idx] = s.0;
         }
         s
+    }
+
+    /// Whether derivative `d` (not positive: it holds an intersection or
+    /// a complement) matches some string: derivre's relevance check with
+    /// [`LexerLimits::relevance_fuel`], within what is left of the step's
+    /// [`LexerLimits::step_fuel`]. `Err` when the fuel ran out first.
+    fn non_empty(&mut self, d: ExprRef) -> Result<bool, ()> {
+        let fuel = self.limits.relevance_fuel.min(self.step_fuel_left);
+        if fuel == 0 {
+            return Err(());
+        }
+        let before = self.exprs.cost();
+        let answer = self.relevance.is_non_empty_limited(&mut self.exprs, d, fuel);
+        let spent = self.exprs.cost().saturating_sub(before);
+        self.step_fuel_left = self.step_fuel_left.saturating_sub(spent);
+        answer.map_err(|_| ())
     }
 
     fn intern_or_dead(&mut self, pairs: Box<[u32]>) -> StateId {

@@ -77,22 +77,27 @@
 //! Building returns [`LexerError`] for an invalid regex or an exceeded
 //! limit. On the hot path a limit exceeded makes the transition dead and
 //! records a sticky error ([`Lexer::error`]) that callers must check, with
-//! one exception: an emptiness check that runs out of
-//! [`LexerLimits::relevance_fuel`] drops that lexeme's derivative from the
-//! state (the byte is refused for that lexeme, the others go on) and is
-//! counted in [`Lexer::fuel_refusals`]. The mask is then a subset of the
-//! exact one, never a superset: no token leads into an empty language, and
-//! one hard derivative does not stop the whole parse (on the MaskBench dev
-//! split it happens in 9 of 7,414 schemas, in word-count patterns under
-//! `maxLength` and `oneOf` of unanchored patterns). Measured and not kept:
-//! proving such derivatives non-empty by a short continuation (a search
-//! bounded to 8 bytes after the full check fails) leaves 40 refusals
-//! instead of 387 and accepts 2 more valid instances, but the walk then
-//! enters states whose every derivative is costly (a 100-word count under a
-//! 5,000-character bound): the slowest mask went from 33 ms to 525 ms; a
-//! per-step fuel budget on top only brought it to 288 ms. The
-//! lexer does not panic on any input; accessors taking a [`LexemeId`] or
-//! [`AcceptSetId`] from another lexer panic on out-of-range ids.
+//! one exception: an emptiness check that runs out of fuel, its own
+//! ([`LexerLimits::relevance_fuel`]) or what is left of its step's
+//! ([`LexerLimits::step_fuel`], from one [`Lexer::begin_step`] to the next),
+//! drops that lexeme's derivative from the state (the byte is refused for
+//! that lexeme, the others go on) and is counted in [`Lexer::fuel_refusals`].
+//! The mask is then a subset of the exact one, never a superset: no token
+//! leads into an empty language, one hard derivative does not stop the
+//! whole parse, and a step's cost stays bounded. On the MaskBench dev split
+//! it happens in 9 of 7,418 schemas (word-count patterns under `maxLength`,
+//! `oneOf` of unanchored patterns) and costs no valid instance; the step
+//! budget brought the slowest mask from 33 ms to 9 ms (measured with
+//! `structgen maskbench`). Measured and not kept: proving such derivatives
+//! non-empty by a short continuation (a search bounded to 8 bytes, after
+//! the full check fails) leaves fewer refusals, but the walk then enters
+//! states whose every derivative is costly (a 100-word count under a
+//! 5,000-character bound): the slowest mask went to 525 ms. A refusal is
+//! cached with its transition, so what a mask refuses can depend on the
+//! steps before it (derivre's caches make check costs history-dependent
+//! anyway). The lexer does not panic on any input; accessors taking a
+//! [`LexemeId`] or [`AcceptSetId`] from another lexer panic on out-of-range
+//! ids.
 //!
 //! # Boundaries
 //! Depends on `derivre` only, built with its `ahash` feature (its caches

@@ -113,11 +113,23 @@ pub struct LexerLimits {
     /// whose check runs out is an error; during parsing the derivative is
     /// dropped (see [`Lexer::fuel_refusals`](crate::Lexer::fuel_refusals)).
     pub relevance_fuel: u64,
+    /// Fuel for all the emptiness checks of one step (one mask or one
+    /// token, from [`Lexer::begin_step`](crate::Lexer::begin_step) to the
+    /// next), so that a step's cost stays bounded however many hard
+    /// derivatives its walk meets; past it, derivatives that need a check
+    /// are dropped like those out of `relevance_fuel` (llguidance's
+    /// `step_lexer_fuel` plays this part and stops the parser instead).
+    pub step_fuel: u64,
 }
 
 impl Default for LexerLimits {
     fn default() -> LexerLimits {
-        LexerLimits { max_states: 50_000, max_exprs: 2_000_000, relevance_fuel: 100_000 }
+        LexerLimits {
+            max_states: 50_000,
+            max_exprs: 2_000_000,
+            relevance_fuel: 100_000,
+            step_fuel: 400_000,
+        }
     }
 }
 

@@ -190,3 +190,34 @@ fn emptiness_checks_out_of_fuel_drop_the_lexeme_not_the_parse() {
     let (live, refusals) = run(2_000);
     assert!(refusals > 0 && live.is_empty(), "{live:?} {refusals}");
 }
+
+#[test]
+fn a_step_shares_its_fuel_and_has_none_before_begin_step_limits() {
+    let mut spec = LexerSpec::new();
+    let words = RegexAst::And(vec![
+        RegexAst::Regex(r"(\S+\s+){0,9}\S+".to_string()),
+        RegexAst::Regex(r"(?s:.{1,100})".to_string()),
+    ]);
+    let hard = spec.add(LexemeSpec::new("words", words));
+    let mut set = LexemeSet::default();
+    set.insert(hard);
+    let walk = |step_fuel: u64, steps: bool| {
+        let limits = LexerLimits { step_fuel, ..LexerLimits::default() };
+        let mut lx = Lexer::new(&spec, limits).unwrap();
+        if steps {
+            lx.begin_step();
+        }
+        let mut s = lx.start_state(&set);
+        for &b in b"ab cd" {
+            s = lx.next(s, b);
+        }
+        (lx.live_lexemes(s).count(), lx.fuel_refusals())
+    };
+    // Without a step budget, the checks succeed.
+    assert_eq!(walk(0, false), (1, 0));
+    // With an empty step budget, the first check is refused at once.
+    let (live, refusals) = walk(0, true);
+    assert_eq!((live, refusals > 0), (0, true));
+    // A generous budget changes nothing.
+    assert_eq!(walk(u64::MAX, true), (1, 0));
+}

@@ -294,7 +294,14 @@ impl Compiler<'_> {
                 }
                 "not" => self.compile_value(val, &kptr, depth + 1)?,
                 "uniqueItems" if val == &Value::Bool(false) => continue,
-                "format" if self.options.lenient => continue,
+                "format" => match val.as_str().and_then(crate::formats::lookup_exact) {
+                    Some(rx) => Schema::String(StringSchema {
+                        regexes: vec![RegexAst::Not(Box::new(rx))],
+                        ..StringSchema::default()
+                    }),
+                    None if self.options.lenient => continue,
+                    None => return inexpressible(self, k),
+                },
                 k if is_vocabulary(k) => return inexpressible(self, k),
                 _ => continue,
             };

@@ -113,6 +113,24 @@ pub(crate) fn lookup(name: &str) -> Option<RegexAst> {
     })
 }
 
+/// The regex of a format it matches exactly (the whole language its RFC
+/// defines, not a subset), so that its complement is exact too: what `not`
+/// and `oneOf` need. `date` checks leap years; `date-time` and `time` are
+/// not here (no leap seconds), nor `email`, `hostname`, `uri` and the other
+/// subsets.
+pub(crate) fn lookup_exact(name: &str) -> Option<RegexAst> {
+    match name {
+        "date"
+        | "ipv4"
+        | "ipv6"
+        | "uuid"
+        | "duration"
+        | "json-pointer"
+        | "relative-json-pointer" => lookup(name),
+        _ => None,
+    }
+}
+
 fn lookup_text(name: &str) -> Option<String> {
     Some(match name {
         "date" => date(),

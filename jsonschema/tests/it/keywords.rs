@@ -273,6 +273,20 @@ fn applicators() {
         &[r#"{"a":1,"b":1}"#, "{}"],
     );
     check(json!({"not": {"type": "string"}}), &["1", "null", "[]"], &["\"s\""]);
+    // Formats whose regex is exact have an exact complement.
+    check(
+        json!({"not": {"format": "ipv4"}}),
+        &["\"1.2.3.256\"", "\"01.2.3.4\"", "\"x\""],
+        // a number is valid for `format`, so not for its negation
+        &["\"1.2.3.4\"", "\"255.0.0.1\"", "7"],
+    );
+    check(
+        json!({"type": "string", "oneOf": [{"format": "date"}, {"maxLength": 10}]}),
+        &["\"2023-02-29\"", "\"abc\""],
+        &["\"2020-02-29\"", "\"2023-02-28\""],
+    );
+    let e = error(json!({"oneOf": [{"format": "date-time"}, {"type": "string"}]}));
+    assert_eq!((e.kind(), e.keyword()), (&ErrorKind::Inexpressible, "oneOf"));
     check(
         json!({"type": "object", "not": {"required": ["a"]}}),
         &["{}", r#"{"b":1}"#],

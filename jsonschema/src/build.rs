@@ -93,7 +93,24 @@ struct Def {
     pointer: String,
     schema: Option<Schema>,
     in_progress: bool,
+    /// A definition made by an intersection: `(d, x, d_first)` stands for
+    /// `d ∩ x` (`x ∩ d` when not `d_first`, which keeps property order),
+    /// made while `d` was still being compiled (a recursive `$ref` under
+    /// `allOf` or beside other keywords) and computed when first used.
+    meet: Option<(DefId, Schema, bool)>,
 }
+
+/// The message of the depth limit.
+const NESTED: &str = "schema nested too deeply";
+
+/// The message of an intersection with a recursive definition that cannot
+/// be written as a finite grammar.
+const RECURSIVE_MEET: &str =
+    "a recursive $ref combined with other keywords whose intersection unfolds without end";
+
+/// The most definitions made by intersections with definitions being
+/// compiled (each distinct pair once).
+const MAX_MEETS: usize = 1_000;
 
 /// The state of one compilation.
 pub(crate) struct Compiler<'a> {
@@ -102,6 +119,9 @@ pub(crate) struct Compiler<'a> {
     pub(crate) options: &'a Options,
     defs: Vec<Def>,
     def_by_ptr: HashMap<String, DefId>,
+    /// The definitions made by intersections, by (definition, the other
+    /// schema's debug form, order).
+    meets: HashMap<(DefId, String, bool), DefId>,
     nodes: usize,
     pub(crate) warnings: Vec<String>,
     /// The answers of `regex_is_empty` and `regex_matches` so far.
@@ -125,6 +145,7 @@ impl<'a> Compiler<'a> {
             options,
             defs: Vec::new(),
             def_by_ptr: HashMap::new(),
+            meets: HashMap::new(),
             nodes: 0,
             warnings: Vec::new(),
             regex_memo: RegexMemo::default(),
@@ -154,7 +175,7 @@ impl<'a> Compiler<'a> {
             return Err(self.err(ErrorKind::LimitExceeded, "", ptr, "too many schema nodes"));
         }
         if depth > self.options.limits.max_depth {
-            return Err(self.err(ErrorKind::LimitExceeded, "", ptr, "schema nested too deeply"));
+            return Err(self.err(ErrorKind::LimitExceeded, "", ptr, NESTED));
         }
         Ok(())
     }
@@ -252,9 +273,46 @@ impl<'a> Compiler<'a> {
             return d;
         }
         let d = self.defs.len();
-        self.defs.push(Def { pointer: pointer.to_string(), schema: None, in_progress: false });
+        let def =
+            Def { pointer: pointer.to_string(), schema: None, in_progress: false, meet: None };
+        self.defs.push(def);
         self.def_by_ptr.insert(pointer.to_string(), d);
         d
+    }
+
+    /// Whether definition `d` cannot be resolved now: it, or the
+    /// definition an intersection made it from, is being compiled.
+    pub(crate) fn def_pending(&self, d: DefId) -> bool {
+        let def = &self.defs[d];
+        def.in_progress || def.meet.as_ref().is_some_and(|(base, _, _)| self.def_pending(*base))
+    }
+
+    /// `Ref(d) ∩ x` (or `x ∩ Ref(d)`) while `d` is being compiled: a
+    /// definition of its own, computed when first used (after `d`), so
+    /// that recursion through `d` stays recursion. One per distinct pair.
+    pub(crate) fn defer_meet(&mut self, d: DefId, x: Schema, d_first: bool) -> Result<Schema> {
+        let key = (d, format!("{x:?}"), d_first);
+        if let Some(&e) = self.meets.get(&key) {
+            return Ok(Schema::Ref(e));
+        }
+        let pointer = self.defs[d].pointer.clone();
+        if self.meets.len() >= MAX_MEETS {
+            return Err(self.err(
+                ErrorKind::LimitExceeded,
+                "$ref",
+                &pointer,
+                "too many intersections with recursive definitions",
+            ));
+        }
+        let e = self.defs.len();
+        self.defs.push(Def {
+            pointer,
+            schema: None,
+            in_progress: false,
+            meet: Some((d, x, d_first)),
+        });
+        self.meets.insert(key, e);
+        Ok(Schema::Ref(e))
     }
 
     /// The JSON pointer of a definition.
@@ -269,16 +327,29 @@ impl<'a> Compiler<'a> {
         }
         let ptr = self.defs[d].pointer.clone();
         if self.defs[d].in_progress {
-            return Err(self.err(
-                ErrorKind::Inexpressible,
-                "$ref",
-                &ptr,
-                "a recursive $ref combined with other keywords (intersection of a recursive schema)",
-            ));
+            return Err(self.err(ErrorKind::Inexpressible, "$ref", &ptr, RECURSIVE_MEET));
         }
         self.defs[d].in_progress = true;
-        let v = lookup(self.doc, &ptr).unwrap_or(&Value::Bool(true));
-        let r = self.compile_value(v, &ptr, depth + 1);
+        let r = match self.defs[d].meet.clone() {
+            Some((base, x, first)) => {
+                let (a, b) = if first { (Schema::Ref(base), x) } else { (x, Schema::Ref(base)) };
+                // An intersection whose two sides recurse in step (a
+                // recursive definition against a schema whose own
+                // recursion mirrors it) unfolds without end: the depth
+                // limit stops it, reported as what it is.
+                self.intersect(a, b, depth + 1).map_err(|e| {
+                    if *e.kind() == ErrorKind::LimitExceeded && e.message() == NESTED {
+                        self.err(ErrorKind::Inexpressible, "$ref", &ptr, RECURSIVE_MEET)
+                    } else {
+                        e
+                    }
+                })
+            }
+            None => {
+                let v = lookup(self.doc, &ptr).unwrap_or(&Value::Bool(true));
+                self.compile_value(v, &ptr, depth + 1)
+            }
+        };
         self.defs[d].in_progress = false;
         let s = r?;
         self.defs[d].schema = Some(s.clone());

@@ -52,6 +52,11 @@ impl Compiler<'_> {
             (Schema::Never, _) | (_, Schema::Never) => Schema::Never,
             (Schema::Any, x) | (x, Schema::Any) => x,
             // Keep the left operand on the left: property order follows it.
+            // A definition still being compiled (recursion) meets `x` in a
+            // definition of its own, computed when first used (after it):
+            // recursion stays recursion.
+            (Schema::Ref(d), x) if self.def_pending(d) => self.defer_meet(d, x, true)?,
+            (x, Schema::Ref(d)) if self.def_pending(d) => self.defer_meet(d, x, false)?,
             (Schema::Ref(d), x) => {
                 let s = self.resolve_def(d, depth + 1)?;
                 self.intersect(s, x, depth + 1)?

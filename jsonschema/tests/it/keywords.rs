@@ -323,6 +323,20 @@ fn refs() {
         "$ref": "#/$defs/node"
     });
     check(s, &[r#"{"next":{"next":{"v":1}}}"#], &[r#"{"next":{"v":"x"}}"#]);
+    // A recursive $ref under allOf inside its own definition: the
+    // intersection is a definition of its own, recursion stays recursion.
+    let s = json!({
+        "$defs": {"node": {"type": "object", "properties": {
+            "v": {"type": "integer"},
+            "kids": {"type": "array", "items": {"allOf": [{"$ref": "#/$defs/node"}, {"required": ["v"]}]}}
+        }}},
+        "$ref": "#/$defs/node"
+    });
+    check(
+        s,
+        &["{}", r#"{"kids":[{"v":1,"kids":[{"v":2}]}]}"#, r#"{"v":0,"kids":[]}"#],
+        &[r#"{"kids":[{"v":1,"kids":[{}]}]}"#, r#"{"kids":[{"kids":[]}]}"#, r#"{"kids":[{"v":"x"}]}"#],
+    );
     let s = json!({"definitions": {"a/b": {"type": "integer"}, "c~d": {"type": "string"}, "e f": {"type": "null"}},
         "properties": {"x": {"$ref": "#/definitions/a~1b"}, "y": {"$ref": "#/definitions/c~0d"}, "z": {"$ref": "#/definitions/e%20f"}}});
     check(s, &[r#"{"x":1,"y":"s","z":null}"#], &[r#"{"x":"s"}"#, r#"{"y":1}"#, r#"{"z":1}"#]);

@@ -3,8 +3,8 @@
 //! (set of names used, count) — exponential, but a faithful oracle for
 //! small `p`. On random phrases (shared names, repeatable members, nested
 //! phrases, separators or none, count bounds) the masks of both grammars
-//! are equal at every step of random walks, and so is acceptance (with
-//! and without ignored spaces).
+//! are equal at every step of random walks, and so are acceptance and the
+//! forced bytes (with and without ignored spaces).
 
 use std::collections::HashMap;
 
@@ -208,6 +208,13 @@ fn masks_equal_the_expanded_grammar() {
             assert_eq!(show(&mp), show(&me), "case {case}: {p:?} after {text:?}");
             let acc = pp.is_accepting().unwrap();
             assert_eq!(acc, pe.is_accepting().unwrap(), "case {case}: {p:?} after {text:?}");
+            // The bytes every continuation agrees on, too.
+            let (fp, fe) = (pp.forced_bytes(16).unwrap(), pe.forced_bytes(16).unwrap());
+            assert_eq!(
+                (&fp.bytes, fp.accepting),
+                (&fe.bytes, fe.accepting),
+                "forced: case {case}: {p:?} after {text:?}"
+            );
             accepted += usize::from(acc);
             compared += 1;
             let allowed: Vec<_> = mp.iter().collect();

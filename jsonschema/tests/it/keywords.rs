@@ -335,7 +335,11 @@ fn refs() {
     check(
         s,
         &["{}", r#"{"kids":[{"v":1,"kids":[{"v":2}]}]}"#, r#"{"v":0,"kids":[]}"#],
-        &[r#"{"kids":[{"v":1,"kids":[{}]}]}"#, r#"{"kids":[{"kids":[]}]}"#, r#"{"kids":[{"v":"x"}]}"#],
+        &[
+            r#"{"kids":[{"v":1,"kids":[{}]}]}"#,
+            r#"{"kids":[{"kids":[]}]}"#,
+            r#"{"kids":[{"v":"x"}]}"#,
+        ],
     );
     let s = json!({"definitions": {"a/b": {"type": "integer"}, "c~d": {"type": "string"}, "e f": {"type": "null"}},
         "properties": {"x": {"$ref": "#/definitions/a~1b"}, "y": {"$ref": "#/definitions/c~0d"}, "z": {"$ref": "#/definitions/e%20f"}}});

@@ -332,7 +332,10 @@ impl<'a> Compiler<'a> {
         self.defs[d].in_progress = true;
         let r = match self.defs[d].meet.clone() {
             Some((base, x, first)) => {
-                let (a, b) = if first { (Schema::Ref(base), x) } else { (x, Schema::Ref(base)) };
+                // The base itself (an error if it is still being
+                // compiled), not `Ref(base)`, which would defer again.
+                let s = self.resolve_def(base, depth + 1)?;
+                let (a, b) = if first { (s, x) } else { (x, s) };
                 // An intersection whose two sides recurse in step (a
                 // recursive definition against a schema whose own
                 // recursion mirrors it) unfolds without end: the depth

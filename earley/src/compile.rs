@@ -164,29 +164,10 @@ pub(crate) fn compile(
             todo.push(lhs.index());
         }
     }
-    loop {
-        while let Some(s) = todo.pop() {
-            for &r in &uses[s] {
-                missing[r] -= 1;
-                let lhs = rules[r].0.index();
-                if missing[r] == 0 && !productive[lhs] {
-                    productive[lhs] = true;
-                    todo.push(lhs);
-                }
-            }
-        }
-        // A phrase becomes productive once enough of its members are.
-        for p in &perms {
-            let l = p.lhs.index();
-            if !productive[l] && p.derives(|x| productive[x.index()]) {
-                productive[l] = true;
-                todo.push(l);
-            }
-        }
-        if todo.is_empty() {
-            break;
-        }
-    }
+    // A phrase becomes productive once enough of its members are.
+    let all_perms: Vec<&permutation::PermDraft> = perms.iter().collect();
+    let derives = |p: &permutation::PermDraft, marked: &[bool]| p.derives(|x| marked[x.index()]);
+    propagate(&mut productive, todo, &uses, &mut missing, &rules, &all_perms, derives);
     if !productive[super_start.index()] {
         let orig = rules[start_rule].1[0];
         return Err(GrammarError::EmptyLanguage { start: names[orig.index()].clone() });
@@ -236,28 +217,10 @@ pub(crate) fn compile(
     }
     let live_perms: Vec<&permutation::PermDraft> =
         perms.iter().filter(|p| productive[p.lhs.index()] && reachable[p.lhs.index()]).collect();
-    loop {
-        while let Some(s) = todo.pop() {
-            for &r in &uses[s] {
-                left[r] -= 1;
-                let lhs = rules[r].0.index();
-                if left[r] == 0 && !nullable[lhs] {
-                    nullable[lhs] = true;
-                    todo.push(lhs);
-                }
-            }
-        }
-        for p in &live_perms {
-            let l = p.lhs.index();
-            if !nullable[l] && p.derives(|x| nullable[x.index()] && productive[x.index()]) {
-                nullable[l] = true;
-                todo.push(l);
-            }
-        }
-        if todo.is_empty() {
-            break;
-        }
-    }
+    let derives_empty = |p: &permutation::PermDraft, marked: &[bool]| {
+        p.derives(|x| marked[x.index()] && productive[x.index()])
+    };
+    propagate(&mut nullable, todo, &uses, &mut left, &rules, &live_perms, derives_empty);
 
     // The phrases the parser sees, and their wrappers.
     let mut perm_of = vec![0u32; n];
@@ -330,6 +293,43 @@ pub(crate) fn compile(
             num_rules: final_rules.len(),
         }),
     })
+}
+
+/// Marks symbols to a fixpoint from the marked ones in `todo`: a rule whose
+/// counter `left[r]` (its body symbols not marked yet, as listed in `uses`)
+/// drops to zero marks its left-hand side; a phrase is marked when
+/// `phrase_holds` says so of it given the marks so far.
+fn propagate(
+    marked: &mut [bool],
+    mut todo: Vec<usize>,
+    uses: &[Vec<usize>],
+    left: &mut [usize],
+    rules: &[(SymbolId, Vec<SymbolId>)],
+    phrases: &[&permutation::PermDraft],
+    phrase_holds: impl Fn(&permutation::PermDraft, &[bool]) -> bool,
+) {
+    loop {
+        while let Some(s) = todo.pop() {
+            for &r in &uses[s] {
+                left[r] -= 1;
+                let lhs = rules[r].0.index();
+                if left[r] == 0 && !marked[lhs] {
+                    marked[lhs] = true;
+                    todo.push(lhs);
+                }
+            }
+        }
+        for p in phrases {
+            let l = p.lhs.index();
+            if !marked[l] && phrase_holds(p, marked) {
+                marked[l] = true;
+                todo.push(l);
+            }
+        }
+        if todo.is_empty() {
+            break;
+        }
+    }
 }
 
 /// Where a wrapper may be used: when its member comes first, after a

@@ -9,7 +9,7 @@ use derivre::{JsonQuoteOptions, RegexAst};
 
 use crate::build::Compiler;
 use crate::error::{ErrorKind, Result};
-use crate::grammar::{Grammar, Lexeme, LexemeId, Nonterminal, NonterminalId, Symbol};
+use crate::grammar::{Grammar, Lexeme, LexemeId, Nonterminal, NonterminalId, Permutation, Symbol};
 use crate::ir::{DefId, NumberSchema, Schema, StringSchema};
 use crate::number;
 use crate::options::Whitespace;
@@ -171,6 +171,30 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         let nt = self.new_nt(name.to_string())?;
         self.set_alts(nt, alts);
         Ok(nt)
+    }
+
+    /// `open P close` with `P` a permutation phrase of `members`,
+    /// `,`-separated, with `min` to `max` members (`counts`, clamped to
+    /// `u32`): an object in any order, or an array of distinct values.
+    fn bracketed_phrase(
+        &mut self,
+        name: &str,
+        (open, close): (LexemeId, LexemeId),
+        members: Vec<(Symbol, Option<u32>)>,
+        required: Vec<u32>,
+        (min, max): (usize, Option<usize>),
+    ) -> Result<Symbol> {
+        let to_u32 = |x: usize| x.min(u32::MAX as usize) as u32;
+        let phrase = self.new_nt(format!("{name}-members"))?;
+        self.nts[phrase.0 as usize].permutation = Some(Permutation {
+            members,
+            required,
+            separator: Some(Symbol::Lexeme(self.comma)),
+            min: to_u32(min),
+            max: max.map(to_u32),
+        });
+        let rhs = vec![Symbol::Lexeme(open), Symbol::Nonterminal(phrase), Symbol::Lexeme(close)];
+        Ok(Symbol::Nonterminal(self.alt_nt(name, vec![rhs])?))
     }
 
     /// A lexeme for a non-empty regex, or `None` if it provably matches nothing.

@@ -214,8 +214,7 @@ fn mag_cmp(m: &Decimal, want_less: bool, inclusive: bool) -> RegexAst {
     } else {
         alts.push(RegexAst::Concat(vec![rx(&format!("[1-9][0-9]{{{len},}}")), frac_any.clone()]));
     }
-    for i in 0..len {
-        let d = im[i];
+    for (i, &d) in im.iter().enumerate().take(len) {
         let lo = if i == 0 && len > 1 { b'1' } else { b'0' };
         let range = if want_less {
             (d > lo).then(|| digit_range(lo, d - 1))

@@ -201,58 +201,54 @@ impl Index {
         if depth > 256 {
             return;
         }
-        match v {
-            Value::Object(m) => {
-                let mut base = base;
-                let id = m
-                    .get("$id")
-                    .or_else(|| if self.draft <= 4 { m.get("id") } else { None })
-                    .and_then(Value::as_str);
-                if let Some(id) = id {
-                    let (nofrag, frag) = split_fragment(id);
-                    if !nofrag.is_empty() {
-                        base = resolve_uri(&base, nofrag);
-                        self.resources.entry(base.clone()).or_insert(ptr.clone());
+        let Value::Object(m) = v else { return };
+        let mut base = base;
+        let id = m
+            .get("$id")
+            .or_else(|| if self.draft <= 4 { m.get("id") } else { None })
+            .and_then(Value::as_str);
+        if let Some(id) = id {
+            let (nofrag, frag) = split_fragment(id);
+            if !nofrag.is_empty() {
+                base = resolve_uri(&base, nofrag);
+                self.resources.entry(base.clone()).or_insert(ptr.clone());
+            }
+            // draft-07 style `"$id": "#foo"` is an anchor.
+            if let Some(f) = frag.filter(|f| !f.is_empty() && !f.starts_with('/')) {
+                self.anchors.entry(format!("{base}#{f}")).or_insert(ptr.clone());
+            }
+        }
+        if ptr.is_empty() {
+            self.resources.entry(base.clone()).or_default();
+        }
+        if let Some(a) = m.get("$anchor").and_then(Value::as_str) {
+            self.anchors.entry(format!("{base}#{a}")).or_insert(ptr.clone());
+        }
+        // A `$dynamicAnchor` is also a plain anchor for `$ref`.
+        if let Some(a) = m.get("$dynamicAnchor").and_then(Value::as_str) {
+            self.anchors.entry(format!("{base}#{a}")).or_insert(ptr.clone());
+            *self.dynamic_anchors.entry(a.to_string()).or_default() += 1;
+        }
+        self.bases.insert(ptr.clone(), base.clone());
+        for (k, child) in m {
+            let kptr = format!("{ptr}/{}", escape_token(k));
+            if SCHEMA_MAPS.contains(&k.as_str()) {
+                if let Value::Object(sub) = child {
+                    for (name, s) in sub {
+                        let p = format!("{kptr}/{}", escape_token(name));
+                        self.walk(s, p, base.clone(), depth + 1);
                     }
-                    // draft-07 style `"$id": "#foo"` is an anchor.
-                    if let Some(f) = frag.filter(|f| !f.is_empty() && !f.starts_with('/')) {
-                        self.anchors.entry(format!("{base}#{f}")).or_insert(ptr.clone());
-                    }
                 }
-                if ptr.is_empty() {
-                    self.resources.entry(base.clone()).or_insert(String::new());
-                }
-                if let Some(a) = m.get("$anchor").and_then(Value::as_str) {
-                    self.anchors.entry(format!("{base}#{a}")).or_insert(ptr.clone());
-                }
-                // A `$dynamicAnchor` is also a plain anchor for `$ref`.
-                if let Some(a) = m.get("$dynamicAnchor").and_then(Value::as_str) {
-                    self.anchors.entry(format!("{base}#{a}")).or_insert(ptr.clone());
-                    *self.dynamic_anchors.entry(a.to_string()).or_default() += 1;
-                }
-                self.bases.insert(ptr.clone(), base.clone());
-                for (k, child) in m {
-                    let kptr = format!("{ptr}/{}", escape_token(k));
-                    if SCHEMA_MAPS.contains(&k.as_str()) {
-                        if let Value::Object(sub) = child {
-                            for (name, s) in sub {
-                                let p = format!("{kptr}/{}", escape_token(name));
-                                self.walk(s, p, base.clone(), depth + 1);
-                            }
-                        }
-                    } else if SCHEMA_VALUES.contains(&k.as_str()) {
-                        match child {
-                            Value::Array(a) => {
-                                for (i, s) in a.iter().enumerate() {
-                                    self.walk(s, format!("{kptr}/{i}"), base.clone(), depth + 1);
-                                }
-                            }
-                            s => self.walk(s, kptr, base.clone(), depth + 1),
+            } else if SCHEMA_VALUES.contains(&k.as_str()) {
+                match child {
+                    Value::Array(a) => {
+                        for (i, s) in a.iter().enumerate() {
+                            self.walk(s, format!("{kptr}/{i}"), base.clone(), depth + 1);
                         }
                     }
+                    s => self.walk(s, kptr, base.clone(), depth + 1),
                 }
             }
-            _ => {}
         }
     }
 

@@ -7,7 +7,7 @@ use derivre::RegexAst;
 
 use super::Lowerer;
 use crate::error::{ErrorKind, Result};
-use crate::grammar::{NonterminalId, Permutation, Symbol};
+use crate::grammar::{NonterminalId, Symbol};
 use crate::ir::{ArraySchema, Schema};
 
 impl Lowerer<'_, '_> {
@@ -120,9 +120,8 @@ impl Lowerer<'_, '_> {
         // Element options per position class (prefix index, or `k` for items):
         // (value symbol, subset of constraints it satisfies).
         let mut opts: Vec<Vec<(Symbol, u32)>> = Vec::with_capacity(k + 1);
-        for i in 0..=k {
+        for (i, plain) in prefix.iter().copied().chain([items]).enumerate() {
             let base = if i < k { a.prefix[i].clone() } else { (*a.items).clone() };
-            let plain = if i < k { prefix[i] } else { items };
             let mut o = Vec::new();
             if let Some(p) = plain {
                 let bounded = cons.iter().any(|c| c.1.is_some());
@@ -296,20 +295,9 @@ impl Lowerer<'_, '_> {
         if a.min > members.len() {
             return Ok(None);
         }
-        let to_u32 = |x: usize| x.min(u32::MAX as usize) as u32;
-        let phrase = self.new_nt("distinct-items".to_string())?;
-        self.nts[phrase.0 as usize].permutation = Some(Permutation {
-            members,
-            required: Vec::new(),
-            separator: Some(Symbol::Lexeme(self.comma)),
-            min: to_u32(a.min),
-            max: a.max.map(to_u32),
-        });
-        let rhs = vec![
-            Symbol::Lexeme(self.lbracket),
-            Symbol::Nonterminal(phrase),
-            Symbol::Lexeme(self.rbracket),
-        ];
-        Ok(Some(Symbol::Nonterminal(self.alt_nt("array", vec![rhs])?)))
+        let brackets = (self.lbracket, self.rbracket);
+        let array =
+            self.bracketed_phrase("array", brackets, members, Vec::new(), (a.min, a.max))?;
+        Ok(Some(array))
     }
 }

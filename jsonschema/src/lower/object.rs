@@ -8,7 +8,7 @@ use derivre::RegexAst;
 
 use super::{Lowerer, quote, quote_except};
 use crate::error::{ErrorKind, Result};
-use crate::grammar::{LexemeId, NonterminalId, Permutation, Symbol};
+use crate::grammar::{LexemeId, NonterminalId, Symbol};
 use crate::ir::{ObjectSchema, Schema};
 use crate::options::PropertyOrder;
 
@@ -256,20 +256,7 @@ impl Lowerer<'_, '_> {
         }
         let required =
             props.iter().enumerate().filter(|(_, p)| p.2).map(|(j, _)| j as u32).collect();
-        let to_u32 = |x: usize| x.min(u32::MAX as usize) as u32;
-        let phrase = self.new_nt("members".to_string())?;
-        self.nts[phrase.0 as usize].permutation = Some(Permutation {
-            members,
-            required,
-            separator: Some(Symbol::Lexeme(self.comma)),
-            min: to_u32(o.min),
-            max: o.max.map(to_u32),
-        });
-        let open_members_close = vec![
-            Symbol::Lexeme(self.lbrace),
-            Symbol::Nonterminal(phrase),
-            Symbol::Lexeme(self.rbrace),
-        ];
-        Ok(Symbol::Nonterminal(self.alt_nt("object", vec![open_members_close])?))
+        let braces = (self.lbrace, self.rbrace);
+        self.bracketed_phrase("object", braces, members, required, (o.min, o.max))
     }
 }

@@ -117,13 +117,13 @@ fn configs(peer_env: &peer_toktrie::TokEnv, trie: &Arc<TokTrie>) -> Result<Vec<C
 enum Compiled {
     Ours(earley::Grammar),
     /// A matcher that has computed no mask yet (so its mask cache is cold).
-    Llg(llguidance::Matcher),
+    Llg(Box<llguidance::Matcher>),
 }
 
 /// One instance being walked on one configuration.
 enum Session {
-    Ours(Matcher),
-    Llg(llguidance::Matcher),
+    Ours(Box<Matcher>),
+    Llg(Box<llguidance::Matcher>),
 }
 
 /// A computed mask.
@@ -152,7 +152,7 @@ impl Mask<'_> {
                 out.extend((0..k).map(|i| w(2 * i) | w(2 * i + 1) << 32));
             }
         }
-        if n % 64 != 0 {
+        if !n.is_multiple_of(64) {
             if let Some(last) = out.last_mut() {
                 *last &= (1u64 << (n % 64)) - 1;
             }
@@ -192,7 +192,7 @@ fn compile(
             let t1 = Instant::now();
             m.compute_mask().map_err(|e| e.to_string())?;
             let ttfm = (t_create + t1.elapsed()).as_secs_f64() * 1e6;
-            Ok((Compiled::Llg(template), ttfm))
+            Ok((Compiled::Llg(Box::new(template)), ttfm))
         }
     }
 }
@@ -201,9 +201,9 @@ impl Session {
     fn start(config: &Config, compiled: &Compiled, trie: &Arc<TokTrie>) -> Option<Session> {
         match (config, compiled) {
             (Config::Ours { matcher, .. }, Compiled::Ours(g)) => {
-                matcher(trie, g).ok().map(Session::Ours)
+                matcher(trie, g).ok().map(|m| Session::Ours(Box::new(m)))
             }
-            (_, Compiled::Llg(m)) => Some(Session::Llg(m.deep_clone())),
+            (_, Compiled::Llg(m)) => Some(Session::Llg(Box::new(m.deep_clone()))),
             _ => None,
         }
     }

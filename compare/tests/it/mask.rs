@@ -295,7 +295,8 @@ TEXT: /[a-z ]+/
 
 #[test]
 fn cfg_masks_equal_llguidance() {
-    let cases: Vec<(&str, fn() -> (String, earley::Grammar), &str)> = vec![
+    type Case = (&'static str, fn() -> (String, earley::Grammar), &'static str);
+    let cases: Vec<Case> = vec![
         ("arithmetic", arithmetic, "12 + (3 - 4)+5 -(((6)))"),
         ("json_like", json_like, "[1, \"a b\", [2, []],\n -3]"),
         ("keywords", keywords, "if x; iff = 3; if if;ab=12;"),

@@ -232,13 +232,9 @@ pub(crate) fn compile(
         let rule = p.compile(&productive);
         perm_of[rule.lhs as usize] = k + 1;
         for (j, &(first, later, _)) in rule.members.iter().enumerate() {
-            let (j, f, l) = (j as u32, first as usize, later as usize);
-            perm_members.push((k, j, if first == later { Wrapper::Both } else { Wrapper::First }));
-            wrapper_of[f] = perm_members.len() as u32;
-            if first != later {
-                perm_members.push((k, j, Wrapper::Later));
-                wrapper_of[l] = perm_members.len() as u32;
-            }
+            perm_members.push((k, j as u32));
+            wrapper_of[first as usize] = perm_members.len() as u32;
+            wrapper_of[later as usize] = perm_members.len() as u32;
         }
         compiled_perms.push(rule);
     }
@@ -330,15 +326,6 @@ fn propagate(
             break;
         }
     }
-}
-
-/// Where a wrapper may be used: when its member comes first, after a
-/// separator, or both (a phrase without separator has one wrapper).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Wrapper {
-    First,
-    Later,
-    Both,
 }
 
 fn group_by_lhs(n: usize, rules: &[(SymbolId, Vec<SymbolId>)]) -> Vec<Vec<usize>> {

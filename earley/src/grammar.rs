@@ -532,11 +532,11 @@ pub(crate) struct GrammarInner {
     pub(crate) perms: Vec<crate::compile::PermRule>,
     /// Per symbol: `k + 1` when the symbol is defined by `perms[k]`, else 0.
     pub(crate) perm_of: Vec<u32>,
-    /// Per symbol: `j + 1` when the symbol is `perm_members[j]`'s wrapper
-    /// (the member as it comes first, or after a separator), else 0.
+    /// Per symbol: `j + 1` when the symbol is a wrapper of member
+    /// `perm_members[j]` (as it comes first, or after a separator), else 0.
     pub(crate) wrapper_of: Vec<u32>,
-    /// The wrappers' meaning: (permutation, member index, where it is used).
-    pub(crate) perm_members: Vec<(u32, u32, crate::compile::Wrapper)>,
+    /// The members with wrappers: (permutation, member index).
+    pub(crate) perm_members: Vec<(u32, u32)>,
     /// The synthetic start nonterminal `S' → S`, and the dot position of
     /// its completed item.
     pub(crate) start: u32,

@@ -18,7 +18,7 @@
 use rustc_hash::FxHashMap;
 
 use super::Parser;
-use crate::compile::{NO_NAME, PermRule, Wrapper};
+use crate::compile::{NO_NAME, PermRule};
 use crate::error::ParseError;
 
 /// Bit 31 of an item's position: a phrase state, not a dot.
@@ -120,19 +120,21 @@ impl Parser {
         Some(id)
     }
 
-    /// Whether member `j` of the phrase may come after state `s`.
-    fn phrase_allows(&self, s: u32, j: usize) -> bool {
+    /// State `s`'s count, required names missing and optional names used
+    /// after member `j`, or `None` when `j` may not come: its name is used,
+    /// `max` is reached, or the phrase could no longer end.
+    fn phrase_after(&self, s: u32, j: usize) -> Option<(u32, u32, u32)> {
         let st = self.phrases.states[s as usize];
         let rule = &self.g.perms[st.perm as usize];
-        let name = rule.members[j].2;
         if st.count >= rule.max {
-            return false;
+            return None;
         }
         let (mut missing, mut optional_used) = (st.missing, st.optional_used);
+        let name = rule.members[j].2;
         if name != NO_NAME {
             let at = st.names_at as usize;
             if has(&self.phrases.names[at..at + rule.words as usize], name) {
-                return false;
+                return None;
             }
             if has(&rule.required, name) {
                 missing -= 1;
@@ -140,12 +142,10 @@ impl Parser {
                 optional_used += 1;
             }
         }
-        viable(rule, self.phrase_count_after(rule, st.count), missing, optional_used)
-    }
-
-    fn phrase_count_after(&self, rule: &PermRule, count: u32) -> u32 {
-        let next = count + 1;
-        if rule.max == u32::MAX { next.min(rule.min.max(1)) } else { next }
+        let next = st.count + 1;
+        // Without a maximum only "at least `min`" matters.
+        let count = if rule.max == u32::MAX { next.min(rule.min.max(1)) } else { next };
+        viable(rule, count, missing, optional_used).then_some((count, missing, optional_used))
     }
 
     /// The state after member `j` comes in state `s`, if allowed.
@@ -153,30 +153,21 @@ impl Parser {
         if let Some(&n) = self.phrases.next.get(&(s, j)) {
             return (n != NONE).then_some(n);
         }
-        let next = if self.phrase_allows(s, j as usize) {
+        let next = self.phrase_after(s, j as usize).and_then(|(count, missing, optional_used)| {
             let st = self.phrases.states[s as usize];
             let rule = &self.g.perms[st.perm as usize];
             let (words, name) = (rule.words as usize, rule.members[j as usize].2);
-            let count = self.phrase_count_after(rule, st.count);
             let mut scratch = std::mem::take(&mut self.phrases.scratch);
             scratch.clear();
             let at = st.names_at as usize;
             scratch.extend_from_slice(&self.phrases.names[at..at + words]);
-            let (mut missing, mut optional_used) = (st.missing, st.optional_used);
             if name != NO_NAME {
                 scratch[(name / 64) as usize] |= 1 << (name % 64);
-                if has(&rule.required, name) {
-                    missing -= 1;
-                } else {
-                    optional_used += 1;
-                }
             }
             let n = self.intern_phrase(st.perm, count, &scratch, missing, optional_used);
             self.phrases.scratch = scratch;
             n
-        } else {
-            None
-        };
+        });
         if self.error.is_none() {
             self.phrases.next.insert((s, j), next.unwrap_or(NONE));
         }
@@ -199,7 +190,7 @@ impl Parser {
             self.complete_symbol(lhs, origin);
         }
         for j in 0..num_members {
-            if !self.phrase_allows(s, j) {
+            if self.phrase_after(s, j).is_none() {
                 continue;
             }
             let (first, later, _) = self.g.perms[k].members[j];
@@ -218,17 +209,15 @@ impl Parser {
     #[inline(never)]
     pub(super) fn advance_phrase(&mut self, pos: u32, w: u32) -> Option<u32> {
         let s = pos & !PHRASE;
-        let (k, j, place) = self.g.perm_members[self.g.wrapper_of[w as usize] as usize - 1];
+        let (k, j) = self.g.perm_members[self.g.wrapper_of[w as usize] as usize - 1];
         let st = self.phrases.states[s as usize];
         if st.perm != k {
             return None;
         }
-        let fits = match place {
-            Wrapper::Both => true,
-            Wrapper::First => st.count == 0,
-            Wrapper::Later => st.count > 0,
-        };
-        if !fits {
+        // The first member comes through its `first` wrapper, later ones
+        // through `later` (the same symbol without a separator).
+        let (first, later, _) = self.g.perms[k as usize].members[j as usize];
+        if w != if st.count == 0 { first } else { later } {
             return None;
         }
         self.phrase_step(s, j).map(|n| n | PHRASE)

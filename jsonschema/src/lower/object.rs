@@ -241,18 +241,15 @@ impl Lowerer<'_, '_> {
         keys: &[LexemeId],
         regions: &[(LexemeId, Symbol, u32)],
     ) -> Result<Symbol> {
+        // `"key": value` as one member, named by its property or unnamed.
+        let listed = props.iter().enumerate().flat_map(|(j, (_, opts, _))| {
+            opts.iter().map(move |&(value, _)| (keys[j], value, Some(j as u32)))
+        });
+        let additional = regions.iter().map(|&(key, value, _)| (key, value, None));
         let mut members = Vec::new();
-        for (j, (_, opts, _)) in props.iter().enumerate() {
-            for &(value, _) in opts {
-                let rhs = vec![Symbol::Lexeme(keys[j]), Symbol::Lexeme(self.colon), value];
-                let m = self.alt_nt("member", vec![rhs])?;
-                members.push((Symbol::Nonterminal(m), Some(j as u32)));
-            }
-        }
-        for &(key, value, _) in regions {
+        for (key, value, name) in listed.chain(additional).collect::<Vec<_>>() {
             let rhs = vec![Symbol::Lexeme(key), Symbol::Lexeme(self.colon), value];
-            let m = self.alt_nt("member", vec![rhs])?;
-            members.push((Symbol::Nonterminal(m), None));
+            members.push((Symbol::Nonterminal(self.alt_nt("member", vec![rhs])?), name));
         }
         let required =
             props.iter().enumerate().filter(|(_, p)| p.2).map(|(j, _)| j as u32).collect();

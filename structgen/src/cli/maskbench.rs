@@ -69,18 +69,17 @@ fn stats(xs: &mut [f64]) -> Value {
     json!({"mean": mean, "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": xs[xs.len() - 1], "n": xs.len()})
 }
 
-/// Walks one instance: `Ok(None)` if every token is in its mask and the
-/// matcher ends accepting, else where it stopped.
+/// Walks one instance: where it stopped (`None` if every token is in its
+/// mask and the matcher ends accepting), and the lexer's fuel refusals.
 fn walk(
     trie: &Arc<toktrie::TokTrie>,
     slicer: &Slicing,
     grammar: &earley::Grammar,
     tokens: &[u32],
     mask_us: &mut Vec<f64>,
-) -> Result<Option<Rejection>> {
+) -> Result<(Option<Rejection>, u64)> {
     let mut m = Matcher::new(trie.clone(), grammar)?.with_slicer(slicer.0.clone());
-    let accepted = walk_tokens(&mut m, tokens, mask_us);
-    slicer.2.set(slicer.2.get() + m.fuel_refusals());
+    let stopped = walk_tokens(&mut m, tokens, mask_us)?;
     if let Some(s) = m.slicer_stats() {
         let mut total = slicer.1.get();
         total.masks += s.masks;
@@ -88,13 +87,11 @@ fn walk(
         total.masks_partial += s.masks_partial;
         slicer.1.set(total);
     }
-    accepted
+    Ok((stopped, m.fuel_refusals()))
 }
 
-/// The slicer (if on) and its counters summed over every walk, and the
-/// lexer's fuel refusals of the walks of the current schema.
-type Slicing =
-    (Option<Arc<slicer::Slicer>>, std::cell::Cell<structgen::SlicerStats>, std::cell::Cell<u64>);
+/// The slicer (if on) and its counters summed over every walk.
+type Slicing = (Option<Arc<slicer::Slicer>>, std::cell::Cell<structgen::SlicerStats>);
 
 fn walk_tokens(
     m: &mut Matcher,
@@ -145,11 +142,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
     let tokenizer = Arc::new(args.tokenizer.load().context("cannot load the tokenizer")?);
     let mut forced = args.forced.then(super::forced::Tally::default);
     let trie = Arc::new(Matcher::trie_of(&tokenizer).context("cannot build the token trie")?);
-    let slicing: Slicing = (
-        super::common::json_slicer(&trie, args.no_slicer)?,
-        Default::default(),
-        Default::default(),
-    );
+    let slicing: Slicing = (super::common::json_slicer(&trie, args.no_slicer)?, Default::default());
     let bytes = read_maybe_gz(&args.file)?;
     let mut options = jsonschema::Options::default();
     if args.any_order {
@@ -166,7 +159,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
     // a matter of order (the data is valid; its keys come in another order).
     let any_order =
         jsonschema::Options { property_order: jsonschema::PropertyOrder::Any, ..options.clone() };
-    let unsliced: Slicing = (None, Default::default(), Default::default());
+    let unsliced: Slicing = (None, Default::default());
     let mut order_only = 0usize;
     for (lineno, line) in bytes.lines().enumerate() {
         let line = line?;
@@ -210,13 +203,14 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                 let (mut vr, mut ia) = (0, 0);
                 let mut rejections = Vec::new();
                 let masks_before = mask_us.len();
-                slicing.2.set(0);
+                let mut refusals = 0;
                 let mut in_any_order: Option<Option<earley::Grammar>> = None;
                 for t in &tests {
                     let is_valid = t["valid"].as_bool().unwrap_or(false);
                     let text = serde_json::to_string(&t["data"])?;
                     let tokens = tokenizer.encode(&text);
-                    let rejected_at = walk(&trie, &slicing, &g, &tokens, &mut mask_us)?;
+                    let (rejected_at, r) = walk(&trie, &slicing, &g, &tokens, &mut mask_us)?;
+                    refusals += r;
                     let accepted = rejected_at.is_none();
                     if let Some(r) = rejected_at.as_ref().filter(|_| is_valid) {
                         let mut why = rejection(&tokenizer, &text, &tokens, r);
@@ -226,7 +220,8 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                                 c.grammar.to_earley(earley::Limits::default()).ok()
                             });
                             if let Some(g) = g {
-                                let again = walk(&trie, &unsliced, g, &tokens, &mut Vec::new())?;
+                                let (again, _) =
+                                    walk(&trie, &unsliced, g, &tokens, &mut Vec::new())?;
                                 why["accepted_in_any_order"] = json!(again.is_none());
                                 order_only += usize::from(again.is_none());
                             }
@@ -253,8 +248,8 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                 }
                 let slowest = mask_us[masks_before..].iter().copied().fold(0.0, f64::max);
                 record["mask_us_max"] = json!(slowest);
-                record["fuel_refusals"] = json!(slicing.2.get());
-                fuel_refusals += slicing.2.get();
+                record["fuel_refusals"] = json!(refusals);
+                fuel_refusals += refusals;
             }
         }
         if args.json {

@@ -3,13 +3,14 @@
 
 use derivre::raw::{DerivCache, ExprSet, NextByteCache, RelevanceCache};
 use derivre::{ExprRef, NextByte, RegexAst, RegexBuilder};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::byteclass::ByteClasses;
 use crate::error::{LexerError, LexerErrorKind};
 use crate::spec::{LexemeId, LexemeSet, LexerLimits, LexerSpec};
 
 pub(crate) mod probe;
+mod witness;
 
 /// A lexer state: the set of lexemes still alive after the bytes seen since
 /// the last lexeme boundary, each with its derivative. Meaningful only for
@@ -129,6 +130,15 @@ pub struct Lexer {
     step_fuel_left: u64,
     /// Probe expressions and cached containment answers (see `probe`).
     probes: probe::Probes,
+    /// Per lexeme: suffixes that proved its derivatives non-empty (see
+    /// `witness`).
+    witnesses: Vec<witness::Witnesses>,
+    /// Derivatives found non-empty by derivre's search (no witness
+    /// applied): the first transition out of one that is proven cheaply
+    /// teaches its lexeme a witness.
+    searched: FxHashSet<u32>,
+    /// Derivatives proven non-empty by a witness (no search).
+    witness_proofs: u64,
     /// Per dense state: how many of the last bytes are hidden stop text
     /// when a lazy lexeme with `stop=` ends in it (0 otherwise).
     hidden: Vec<u32>,
@@ -237,6 +247,9 @@ impl Lexer {
             fuel_refusals: 0,
             step_fuel_left: u64::MAX,
             probes: probe::Probes::default(),
+            witnesses: vec![witness::Witnesses::default(); spec.len()],
+            searched: FxHashSet::default(),
+            witness_proofs: 0,
             hidden: Vec::new(),
         };
         let dead = lexer.intern_state(Vec::new().into_boxed_slice())?;
@@ -381,6 +394,12 @@ impl Lexer {
     /// mask is then a subset of the exact one). Zero on most grammars.
     pub fn fuel_refusals(&self) -> u64 {
         self.fuel_refusals
+    }
+
+    /// How many derivatives were proven non-empty by a learned witness
+    /// instead of derivre's search (see the crate manual).
+    pub fn witness_proofs(&self) -> u64 {
+        self.witness_proofs
     }
 
     /// The first resource error met by [`next`](Lexer::next) or
@@ -540,21 +559,47 @@ impl Lexer {
             // derivre can panic on some regexes (a simplifier assertion);
             // bad input must be an error, never a panic of ours.
             let (exprs, deriv) = (&mut self.exprs, &mut self.deriv);
+            let cost = exprs.cost();
             let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 deriv.derivative(exprs, e, byte)
             }));
             let Ok(d) = step else {
-                let lexeme = LexemeId(p[0]);
-                let name = self.lexemes[lexeme.index()].name.clone();
-                self.set_error(LexerErrorKind::EngineFault { lexeme, name });
-                return StateId::DEAD;
+                return self.engine_fault(p[0]);
             };
             if d == ExprRef::NO_MATCH {
                 continue;
             }
-            if !self.exprs.is_positive(d) {
-                match self.non_empty(d) {
-                    Ok(true) => {}
+            self.charge(cost);
+            let lexeme = p[0] as usize;
+            let proof = if self.exprs.is_positive(d) {
+                Some(([0; witness::MAX_LEN], 0))
+            } else {
+                let (exprs, deriv, w) =
+                    (&mut self.exprs, &mut self.deriv, &mut self.witnesses[lexeme]);
+                let cost = exprs.cost();
+                let proof = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    (self.step_fuel_left > 0).then(|| w.prove(exprs, deriv, d)).flatten()
+                }));
+                let Ok(proof) = proof else {
+                    return self.engine_fault(p[0]);
+                };
+                self.charge(cost);
+                proof
+            };
+            match proof {
+                // `d` is not empty by its structure or by a witness `w`; if
+                // `e` needed derivre's search, `byte` then `w` is a witness
+                // for states like `e` (see `witness`).
+                Some((w, len)) => {
+                    self.witness_proofs += u64::from(len > 0);
+                    if self.searched.remove(&e.as_u32()) {
+                        self.witnesses[lexeme].learn(byte, &w[..len as usize]);
+                    }
+                }
+                None => match self.non_empty(d) {
+                    Ok(true) => {
+                        self.searched.insert(d.as_u32());
+                    }
                     Ok(false) => continue,
                     // Not proven non-empty within the fuel: the lexeme is
                     // dropped from the state (the byte is refused for it),
@@ -565,7 +610,7 @@ impl Lexer {
                         self.fuel_refusals += 1;
                         continue;
                     }
-                }
+                },
             }
             pairs.push(p[0]);
             pairs.push(d.as_u32());
@@ -592,9 +637,15 @@ impl Lexer {
         }
         let before = self.exprs.cost();
         let answer = self.relevance.is_non_empty_limited(&mut self.exprs, d, fuel);
+        self.charge(before);
+        answer.map_err(|_| ())
+    }
+
+    /// Charges the derivre work done since the cost was `before` to the
+    /// step's fuel.
+    fn charge(&mut self, before: u64) {
         let spent = self.exprs.cost().saturating_sub(before);
         self.step_fuel_left = self.step_fuel_left.saturating_sub(spent);
-        answer.map_err(|_| ())
     }
 
     fn intern_or_dead(&mut self, pairs: Box<[u32]>) -> StateId {
@@ -607,6 +658,15 @@ impl Lexer {
                 StateId::DEAD
             }
         }
+    }
+
+    /// Records that derivre panicked on `lexeme`'s expression (sticky: its
+    /// expression set may be inconsistent) and returns the dead state.
+    fn engine_fault(&mut self, lexeme: u32) -> StateId {
+        let lexeme = LexemeId(lexeme);
+        let name = self.lexemes[lexeme.index()].name.clone();
+        self.set_error(LexerErrorKind::EngineFault { lexeme, name });
+        StateId::DEAD
     }
 
     fn set_error(&mut self, kind: LexerErrorKind) {

@@ -52,8 +52,15 @@
 //! row allows (cached by the allowed set). Bytes are grouped into classes no
 //! expression tells apart, so the table has `states × (classes + 1)`
 //! entries (`u32` each; the extra column names the lexemes matching in the
-//! state). A miss takes one derivative per live lexeme and an emptiness
-//! check for non-trivial derivatives, bounded by fuel.
+//! state). A miss takes one derivative per live lexeme, and a derivative
+//! that derivre does not know to be non-empty by its structure (one under
+//! an intersection or a complement) needs a proof: first the few short
+//! *witnesses* its lexeme has learned (a derivative along one of them is
+//! non-empty by structure; inside a bounded JSON string, `a` after a space,
+//! `\x80` inside a UTF-8 character), then derivre's relevance search,
+//! bounded by fuel. A lexeme learns a witness when the search was needed
+//! and the next transition was cheap to prove: that byte, followed by the
+//! witness that proved it, proves the states like the searched one.
 //!
 //! Building parses each distinct pattern string once for all lexemes (the
 //! set is hash-consed, so the expressions are exactly those of parsing every
@@ -84,17 +91,26 @@
 //! that lexeme, the others go on) and is counted in [`Lexer::fuel_refusals`].
 //! The mask is then a subset of the exact one, never a superset: no token
 //! leads into an empty language, one hard derivative does not stop the
-//! whole parse, and a step's cost stays bounded. On the MaskBench dev split
-//! it happens in 9 of 7,418 schemas (word-count patterns under `maxLength`,
-//! `oneOf` of unanchored patterns) and costs no valid instance; the step
-//! budget brought the slowest mask from 33 ms to 9 ms (measured with
-//! `structgen maskbench`). Measured and not kept: proving such derivatives
-//! non-empty by a short continuation (a search bounded to 8 bytes, after
-//! the full check fails) leaves fewer refusals, but the walk then enters
-//! states whose every derivative is costly (a 100-word count under a
-//! 5,000-character bound): the slowest mask went to 525 ms. A refusal is
-//! cached with its transition, so what a mask refuses can depend on the
-//! steps before it (derivre's caches make check costs history-dependent
+//! whole parse, and a step's cost stays bounded. The step's fuel pays for
+//! every derivre call of its misses (derivatives, witness proofs, searches);
+//! once it is spent, derivatives that need a proof are refused at once.
+//!
+//! Learned witnesses, measured on the MaskBench dev split (Llama-3): in the
+//! 50-word pattern under `maxLength` 500 (Github_hard---o62060), 42,537 of
+//! 42,686 proofs need no search; its mask mean 131 → 88 µs, p99 5.6 →
+//! 2.9 ms (`structgen maskbench`); over the split (`cargo xtask bench
+//! maskbench`, with the slicer, against llguidance with its slicer) mask
+//! max 1.09× → 0.90×, mean 0.60× → 0.54×, p99 0.52× → 0.49×. They make
+//! masks more exact, which has a price in one schema: the 100-word count
+//! under 5,000 characters (o21053) no longer refuses its two valid
+//! instances (llguidance rejects them), but past that point the walk
+//! reaches derivatives no witness proves, whose searches run out of fuel
+//! (16,387 of the split's 16,814 refusals) and leave derivre's expression
+//! set near two million nodes: masks there take up to 280 ms, on steps
+//! llguidance never computes. A search bounded to 8 bytes after the full
+//! check fails was measured too and not kept (slowest mask 525 ms). A
+//! refusal is cached with its transition, so what a mask refuses can depend
+//! on the steps before it (derivre's caches make check costs history-dependent
 //! anyway). The lexer does not panic on any input; accessors taking a
 //! [`LexemeId`] or [`AcceptSetId`] from another lexer panic on out-of-range
 //! ids.

@@ -221,3 +221,107 @@ fn a_step_shares_its_fuel_and_has_none_before_begin_step_limits() {
     // A generous budget changes nothing.
     assert_eq!(walk(u64::MAX, true), (1, 0));
 }
+
+/// Lexemes with intersections and complements: their derivatives need
+/// emptiness proofs (learned witnesses first, derivre's search otherwise).
+fn hard_pool() -> Vec<RegexAst> {
+    let re = |s: &str| RegexAst::Regex(s.to_string());
+    let and = |a: &str, b: &str| RegexAst::And(vec![re(a), re(b)]);
+    vec![
+        and(r"(\S+\s+){0,3}\S+", r"(?s:.{1,9})"),
+        and(r"\x22(\\.|[^\x22\\])*\x22", r"(?s:.{0,7})"),
+        and("[a-c]+", "(?s:.{0,4})"),
+        and("(ab|ba)+", "a*b*a*b*"),
+        RegexAst::And(vec![re("[a-z]+"), RegexAst::Not(Box::new(re("if|ab")))]),
+        and("(é|a)+x", "(?s:.{2,5})"),
+        re("[ab]+"),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, rng_seed: proptest::test_runner::RngSeed::Fixed(11), ..ProptestConfig::default() })]
+    #[test]
+    fn emptiness_proofs_agree_with_one_regex_per_lexeme(
+        picks in proptest::collection::vec(0..7usize, 1..4),
+        inputs in proptest::collection::vec(
+            proptest::collection::vec(proptest::sample::select(b"ab x\"\\i\xC3\xA9f".to_vec()), 0..10),
+            1..6,
+        ),
+    ) {
+        // Several inputs through one lexer: witnesses learned on one input
+        // are used on the next, and must never change an answer.
+        let pool = hard_pool();
+        let mut spec = LexerSpec::new();
+        let mut all = LexemeSet::default();
+        for &p in &picks {
+            all.insert(spec.add(LexemeSpec::new(format!("h{p}"), pool[p].clone())));
+        }
+        let mut lx = Lexer::new(&spec, LexerLimits::default()).unwrap();
+        let mut rx: Vec<Regex> = picks
+            .iter()
+            .map(|&p| {
+                let mut b = RegexBuilder::new();
+                let e = b.mk(&pool[p]).unwrap();
+                b.to_regex(e)
+            })
+            .collect();
+        for input in &inputs {
+            let mut s = lx.start_state(&all);
+            for n in 1..=input.len() {
+                s = lx.next(s, input[n - 1]);
+                let prefix = &input[..n];
+                let mut live = Vec::new();
+                for (i, r) in rx.iter_mut().enumerate() {
+                    let s0 = r.initial_state();
+                    if !r.transition_bytes(s0, prefix).is_dead() {
+                        live.push(LexemeId(i as u32));
+                    }
+                }
+                let got: Vec<LexemeId> = lx.live_lexemes(s).collect();
+                prop_assert_eq!(&got, &live, "live after {:?}", String::from_utf8_lossy(prefix));
+                if s.is_dead() {
+                    break;
+                }
+            }
+        }
+        prop_assert_eq!(lx.fuel_refusals(), 0);
+        prop_assert!(lx.error().is_none());
+    }
+}
+
+#[test]
+fn learned_witnesses_replace_searches_and_keep_answers() {
+    // A word count under a length bound, as JSON Schema lowers `pattern`
+    // with `maxLength`: after a space or inside a UTF-8 character the
+    // derivative is an intersection that is not non-empty by structure.
+    let words = RegexAst::And(vec![
+        RegexAst::Regex(r"(\S+\s+){0,20}\S+".to_string()),
+        RegexAst::Regex(r"(?s:.{1,200})".to_string()),
+    ]);
+    let mut spec = LexerSpec::new();
+    let id = spec.add(LexemeSpec::new("words", words.clone()));
+    let mut set = LexemeSet::default();
+    set.insert(id);
+    let mut lx = Lexer::new(&spec, LexerLimits::default()).unwrap();
+    let mut b = RegexBuilder::new();
+    let e = b.mk(&words).unwrap();
+    let mut naive = b.to_regex(e);
+    let text = "ab cd é ef  gh ïj kl mn op qr st uv wx yz ab cd ef gh ij kl mn op";
+    for start in 0..text.len() {
+        let Some(input) = text.get(start..) else { continue };
+        let mut s = lx.start_state(&set);
+        for (n, &byte) in input.as_bytes().iter().enumerate() {
+            s = lx.next(s, byte);
+            let s0 = naive.initial_state();
+            let live = !naive.transition_bytes(s0, &input.as_bytes()[..=n]).is_dead();
+            assert_eq!(
+                !s.is_dead(),
+                live,
+                "after {:?}",
+                String::from_utf8_lossy(&input.as_bytes()[..=n])
+            );
+        }
+    }
+    assert_eq!(lx.fuel_refusals(), 0);
+    assert!(lx.witness_proofs() > 0, "the witnesses were never used");
+}

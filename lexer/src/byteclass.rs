@@ -141,6 +141,15 @@ impl ByteClasses {
     pub(crate) fn len(&self) -> usize {
         self.len
     }
+
+    /// The smallest byte of each class, in class order.
+    pub(crate) fn representatives(&self) -> Vec<u8> {
+        let mut reps = vec![None; self.len];
+        for b in 0..=255u8 {
+            reps[self.class(b)].get_or_insert(b);
+        }
+        reps.into_iter().flatten().collect()
+    }
 }
 
 #[cfg(test)]

@@ -94,6 +94,10 @@ struct LexemeInfo {
 /// matches in the state.
 const NO_ACCEPT: u32 = u32::MAX;
 
+/// Derivatives one witness discovery may take (after derivre's search
+/// ran out of fuel).
+const DISCOVERY_BUDGET: usize = 128;
+
 /// A lexer over the lexemes of one [`LexerSpec`].
 ///
 /// Cloning is cheap enough to give each parser its own copy with warm caches.
@@ -137,6 +141,8 @@ pub struct Lexer {
     /// applied): the first transition out of one that is proven cheaply
     /// teaches its lexeme a witness.
     searched: FxHashSet<u32>,
+    /// One byte per byte class (the witness discovery's alphabet).
+    class_reps: Box<[u8]>,
     /// Derivatives proven non-empty by a witness (no search).
     witness_proofs: u64,
     /// Per dense state: how many of the last bytes are hidden stop text
@@ -229,6 +235,7 @@ impl Lexer {
         }
         let mut deriv = DerivCache::new();
         let classes = ByteClasses::of_exprset(&mut exprs, &mut deriv);
+        let class_reps = classes.representatives().into_boxed_slice();
         let mut lexer = Lexer {
             exprs,
             deriv,
@@ -249,6 +256,7 @@ impl Lexer {
             probes: probe::Probes::default(),
             witnesses: vec![witness::Witnesses::default(); spec.len()],
             searched: FxHashSet::default(),
+            class_reps,
             witness_proofs: 0,
             hidden: Vec::new(),
         };
@@ -596,21 +604,36 @@ impl Lexer {
                         self.witnesses[lexeme].learn(byte, &w[..len as usize]);
                     }
                 }
-                None => match self.non_empty(d) {
-                    Ok(true) => {
-                        self.searched.insert(d.as_u32());
+                None => {
+                    let searching = self.step_fuel_left > 0;
+                    match self.non_empty(d) {
+                        Ok(true) => {
+                            self.searched.insert(d.as_u32());
+                        }
+                        Ok(false) => continue,
+                        // The search ran out of fuel: look for a new witness
+                        // (bounded; learned, so states like `d` need no
+                        // search again).
+                        Err(()) if searching => match self.discover(lexeme, d) {
+                            Ok(true) => self.witness_proofs += 1,
+                            Ok(false) => {
+                                self.fuel_refusals += 1;
+                                continue;
+                            }
+                            Err(()) => return self.engine_fault(p[0]),
+                        },
+                        // Not proven non-empty within the fuel: the lexeme is
+                        // dropped from the state (the byte is refused for
+                        // it), so masks stay a subset of the exact mask and
+                        // never lead into an empty language; the parser goes
+                        // on with the other lexemes. Counted in
+                        // `fuel_refusals`.
+                        Err(()) => {
+                            self.fuel_refusals += 1;
+                            continue;
+                        }
                     }
-                    Ok(false) => continue,
-                    // Not proven non-empty within the fuel: the lexeme is
-                    // dropped from the state (the byte is refused for it),
-                    // so masks stay a subset of the exact mask and never
-                    // lead into an empty language; the parser goes on with
-                    // the other lexemes. Counted in `fuel_refusals`.
-                    Err(()) => {
-                        self.fuel_refusals += 1;
-                        continue;
-                    }
-                },
+                }
             }
             pairs.push(p[0]);
             pairs.push(d.as_u32());
@@ -639,6 +662,22 @@ impl Lexer {
         let answer = self.relevance.is_non_empty_limited(&mut self.exprs, d, fuel);
         self.charge(before);
         answer.map_err(|_| ())
+    }
+
+    /// Looks for a new witness of `d` (see `witness::discover`), learned by
+    /// `lexeme` when found; `Err` when derivre panicked.
+    fn discover(&mut self, lexeme: usize, d: ExprRef) -> Result<bool, ()> {
+        let (exprs, deriv, reps) = (&mut self.exprs, &mut self.deriv, &self.class_reps);
+        let cost = exprs.cost();
+        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            witness::discover(exprs, deriv, reps, d, DISCOVERY_BUDGET)
+        }))
+        .map_err(|_| ())?;
+        self.charge(cost);
+        if let Some((w, len)) = found {
+            self.witnesses[lexeme].learn(w[0], &w[1..len as usize]);
+        }
+        Ok(found.is_some())
     }
 
     /// Charges the derivre work done since the cost was `before` to the

@@ -59,8 +59,10 @@
 //! non-empty by structure; inside a bounded JSON string, `a` after a space,
 //! `\x80` inside a UTF-8 character), then derivre's relevance search,
 //! bounded by fuel. A lexeme learns a witness when the search was needed
-//! and the next transition was cheap to prove: that byte, followed by the
-//! witness that proved it, proves the states like the searched one.
+//! and the next transition was cheap to prove (that byte, followed by the
+//! witness that proved it, proves the states like the searched one), and
+//! when the search runs out of fuel, by a bounded look for one (at most
+//! 128 derivatives over one byte per class).
 //!
 //! Building parses each distinct pattern string once for all lexemes (the
 //! set is hash-consed, so the expressions are exactly those of parsing every
@@ -97,19 +99,20 @@
 //!
 //! Learned witnesses, measured on the MaskBench dev split (Llama-3): in the
 //! 50-word pattern under `maxLength` 500 (Github_hard---o62060), 42,537 of
-//! 42,686 proofs need no search; its mask mean 131 → 88 µs, p99 5.6 →
-//! 2.9 ms (`structgen maskbench`); over the split (`cargo xtask bench
-//! maskbench`, with the slicer, against llguidance with its slicer) mask
-//! max 1.09× → 0.90×, mean 0.60× → 0.54×, p99 0.52× → 0.49×. They make
-//! masks more exact, which has a price in one schema: the 100-word count
-//! under 5,000 characters (o21053) no longer refuses its two valid
-//! instances (llguidance rejects them), but past that point the walk
-//! reaches derivatives no witness proves, whose searches run out of fuel
-//! (16,387 of the split's 16,814 refusals) and leave derivre's expression
-//! set near two million nodes: masks there take up to 280 ms, on steps
-//! llguidance never computes. A search bounded to 8 bytes after the full
-//! check fails was measured too and not kept (slowest mask 525 ms). A
-//! refusal is cached with its transition, so what a mask refuses can depend
+//! 42,686 proofs needed no search (learning alone); its mask mean 131 →
+//! 108 µs, p99 5.6 → 4.1 ms (`structgen maskbench`). Over the split, fuel
+//! refusals 1,301 in 9 schemas → 391 in 2, and the two valid instances of a
+//! 100-word count under 5,000 characters (o21053) that fuel used to refuse
+//! are accepted (llguidance rejects them), at 13 ms for its slowest mask;
+//! with the slicer, against llguidance with its slicer (`cargo xtask bench
+//! maskbench`), mask max 1.09× → 0.89×, mean 0.60× → 0.53×, p99 0.52× →
+//! 0.49×. Measured and not kept: discovery before the search (the slowest
+//! masks of schemas whose searches are cheap went from 5–10 to 15–25 ms),
+//! learning without discovery (o21053: searches out of fuel on every new
+//! state, derivre's expression set near two million nodes, masks up to
+//! 280 ms), and an 8-byte search for a word after the full search fails
+//! (slowest mask 525 ms: it proves states but teaches nothing). A refusal
+//! is cached with its transition, so what a mask refuses can depend
 //! on the steps before it (derivre's caches make check costs history-dependent
 //! anyway). The lexer does not panic on any input; accessors taking a
 //! [`LexemeId`] or [`AcceptSetId`] from another lexer panic on out-of-range

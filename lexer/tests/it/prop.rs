@@ -157,37 +157,64 @@ fn a_fault_inside_derivre_is_an_error_not_a_panic() {
     assert!(lx.next(s, b'c').is_dead());
 }
 
-#[test]
-fn emptiness_checks_out_of_fuel_drop_the_lexeme_not_the_parse() {
-    // A word-count pattern under a length bound: its derivatives are
-    // intersections of counted repetitions, whose emptiness checks are
-    // costly; `x+` beside it stays cheap.
+/// Runs `input` through a lexer of `hard` (an intersection) and `x+` with
+/// `fuel` per emptiness search (and `step_fuel` for the whole input when
+/// given): the live lexemes at the end, the fuel refusals and the witness
+/// proofs.
+fn run_hard(
+    hard: &RegexAst,
+    fuel: u64,
+    step_fuel: Option<u64>,
+    input: &[u8],
+) -> (Vec<LexemeId>, u64, u64) {
     let mut spec = LexerSpec::new();
-    let words = RegexAst::And(vec![
-        RegexAst::Regex(r"(\S+\s+){0,9}\S+".to_string()),
-        RegexAst::Regex(r"(?s:.{1,100})".to_string()),
-    ]);
-    let hard = spec.add(LexemeSpec::new("words", words));
-    let easy = spec.add(LexemeSpec::regex("x+"));
+    let h = spec.add(LexemeSpec::new("hard", hard.clone()));
+    let x = spec.add(LexemeSpec::regex("x+"));
     let mut both = LexemeSet::default();
-    both.insert(hard);
-    both.insert(easy);
-    let run = |fuel: u64| {
-        let limits = LexerLimits { relevance_fuel: fuel, ..LexerLimits::default() };
-        let mut lx = Lexer::new(&spec, limits).unwrap();
-        let mut s = lx.start_state(&both);
-        for &b in b"xx xx" {
-            s = lx.next(s, b);
-        }
-        assert!(lx.error().is_none(), "fuel {fuel}: {:?}", lx.error());
-        let live: Vec<LexemeId> = lx.live_lexemes(s).collect();
-        (live, lx.fuel_refusals())
+    both.insert(h);
+    both.insert(x);
+    let mut limits = LexerLimits { relevance_fuel: fuel, ..LexerLimits::default() };
+    limits.step_fuel = step_fuel.unwrap_or(limits.step_fuel);
+    let mut lx = Lexer::new(&spec, limits).unwrap();
+    if step_fuel.is_some() {
+        lx.begin_step();
+    }
+    let mut s = lx.start_state(&both);
+    for &b in input {
+        s = lx.next(s, b);
+    }
+    assert!(lx.error().is_none(), "fuel {fuel}: {:?}", lx.error());
+    (lx.live_lexemes(s).collect(), lx.fuel_refusals(), lx.witness_proofs())
+}
+
+#[test]
+fn searches_out_of_fuel_find_a_witness_or_drop_the_lexeme_not_the_parse() {
+    // A word-count pattern under a length bound: its derivatives are
+    // intersections of counted repetitions, whose searches are costly.
+    let words_in = |bounds: &str| {
+        RegexAst::And(vec![
+            RegexAst::Regex(r"(\S+\s+){0,9}\S+".to_string()),
+            RegexAst::Regex(format!("(?s:.{{{bounds}}})")),
+        ])
     };
-    // With the default fuel every check succeeds: `xx xx` continues `words`.
-    assert_eq!(run(LexerLimits::default().relevance_fuel), (vec![hard], 0));
-    // With little fuel a check fails: `words` is dropped, and the lexer
-    // goes on without an error (a stricter mask, never a looser one).
-    let (live, refusals) = run(2_000);
+    let words = words_in("1,100");
+    let hard = LexemeId(0);
+    // With the default fuel every search succeeds: `xx xx` continues it.
+    assert_eq!(
+        run_hard(&words, LexerLimits::default().relevance_fuel, None, b"xx xx"),
+        (vec![hard], 0, 0)
+    );
+    // With little fuel the searches fail, and a short witness (a letter
+    // after the space) proves the derivative instead.
+    let (live, refusals, proofs) = run_hard(&words, 2_000, None, b"xx xx");
+    assert_eq!((live, refusals), (vec![hard], 0));
+    assert!(proofs > 0);
+    // When no witness of at most four bytes exists (at least 12 characters:
+    // only a word of the language is positive, 7 bytes away) and the step's
+    // fuel runs out, the derivative is dropped, and the lexer goes on
+    // without an error: a stricter mask, never a looser one.
+    let long = words_in("12,100");
+    let (live, refusals, _) = run_hard(&long, 50_000, Some(3_000), b"xx xx");
     assert!(refusals > 0 && live.is_empty(), "{live:?} {refusals}");
 }
 

@@ -69,15 +69,17 @@
 //! panics on any input.
 //!
 //! # Measured (Llama-3, MaskBench dev)
-//! `cargo xtask bench maskbench --stride 4` (1,969 schemas, 425k mask steps
-//! computed by every engine, one process, a shared 2-core machine at load
-//! 7–10): ours with the slicer against llguidance 1.9.1 with its default
-//! slices, per-mask mean 0.49×, p50 0.36×, p99 0.22×, max 1.01× (the max of
-//! both engines is a step preempted by the scheduler, 61 ms; `DESIGN.md`,
-//! "Noise"); against our plain walk: mean 0.17×, p99 0.06×. A slice answered 34% of
-//! the masks computed through the slicer. Slicer build (`structgen
-//! maskbench --tokenizer …` prints it): Llama-3 56 ms and 9.1 MB, o200k
-//! 94 ms and 14.1 MB.
+//! `cargo xtask bench maskbench`, the full dev split (7,874 schemas, 1.67M
+//! mask steps computed by every engine, one process, 2-core machine at
+//! load ~1): ours with the slicer against llguidance 1.9.1 with its default
+//! slices, per-mask mean 0.53×, p50 0.42×, p99 0.49×, max 0.89× (15.9 vs
+//! 17.8 ms: both in one schema whose string states are intersections, where
+//! the lexer's learned witnesses now spare derivre's emptiness searches;
+//! lexer crate manual); against llguidance without slices: mean 0.08×,
+//! p99 0.15×. A slice answered 33% of the masks computed through the
+//! slicer. Slicer build (`structgen maskbench --tokenizer …` prints it):
+//! Llama-3 46–70 ms and 9.1 MB, o200k 94 ms and 14.1 MB. Smaller samples
+//! mislead in both directions (`DESIGN.md`, "Noise").
 //!
 //! Going further than llguidance (`DESIGN.md`, "Measurements"): object keys
 //! other than the known names, written `"C*" & ¬("n1"|…)` by the JSON

@@ -134,8 +134,8 @@ pub struct Lexer {
     step_fuel_left: u64,
     /// Probe expressions and cached containment answers (see `probe`).
     probes: probe::Probes,
-    /// Per lexeme: suffixes that proved its derivatives non-empty (see
-    /// `witness`).
+    /// Per lexeme: short byte strings that proved its derivatives
+    /// non-empty (see `witness`).
     witnesses: Vec<witness::Witnesses>,
     /// Derivatives found non-empty by derivre's search (no witness
     /// applied): the first transition out of one that is proven cheaply
@@ -580,60 +580,30 @@ impl Lexer {
             self.charge(cost);
             let lexeme = p[0] as usize;
             let proof = if self.exprs.is_positive(d) {
-                Some(([0; witness::MAX_LEN], 0))
+                Some(witness::Witness::EMPTY)
             } else {
-                let (exprs, deriv, w) =
-                    (&mut self.exprs, &mut self.deriv, &mut self.witnesses[lexeme]);
-                let cost = exprs.cost();
-                let proof = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    (self.step_fuel_left > 0).then(|| w.prove(exprs, deriv, d)).flatten()
-                }));
-                let Ok(proof) = proof else {
-                    return self.engine_fault(p[0]);
-                };
-                self.charge(cost);
-                proof
+                match self.prove(lexeme, d) {
+                    Ok(proof) => proof,
+                    Err(()) => return self.engine_fault(p[0]),
+                }
             };
             match proof {
                 // `d` is not empty by its structure or by a witness `w`; if
                 // `e` needed derivre's search, `byte` then `w` is a witness
                 // for states like `e` (see `witness`).
-                Some((w, len)) => {
-                    self.witness_proofs += u64::from(len > 0);
-                    if self.searched.remove(&e.as_u32()) {
-                        self.witnesses[lexeme].learn(byte, &w[..len as usize]);
+                Some(w) => {
+                    self.witness_proofs += u64::from(w != witness::Witness::EMPTY);
+                    if self.searched.remove(&e.as_u32())
+                        && let Some(w) = witness::Witness::new(byte, w.bytes())
+                    {
+                        self.witnesses[lexeme].learn(w);
                     }
                 }
-                None => {
-                    let searching = self.step_fuel_left > 0;
-                    match self.non_empty(d) {
-                        Ok(true) => {
-                            self.searched.insert(d.as_u32());
-                        }
-                        Ok(false) => continue,
-                        // The search ran out of fuel: look for a new witness
-                        // (bounded; learned, so states like `d` need no
-                        // search again).
-                        Err(()) if searching => match self.discover(lexeme, d) {
-                            Ok(true) => self.witness_proofs += 1,
-                            Ok(false) => {
-                                self.fuel_refusals += 1;
-                                continue;
-                            }
-                            Err(()) => return self.engine_fault(p[0]),
-                        },
-                        // Not proven non-empty within the fuel: the lexeme is
-                        // dropped from the state (the byte is refused for
-                        // it), so masks stay a subset of the exact mask and
-                        // never lead into an empty language; the parser goes
-                        // on with the other lexemes. Counted in
-                        // `fuel_refusals`.
-                        Err(()) => {
-                            self.fuel_refusals += 1;
-                            continue;
-                        }
-                    }
-                }
+                None => match self.search(lexeme, d) {
+                    Ok(Some(true)) => {}
+                    Ok(Some(false) | None) => continue,
+                    Err(()) => return self.engine_fault(p[0]),
+                },
             }
             pairs.push(p[0]);
             pairs.push(d.as_u32());
@@ -664,6 +634,49 @@ impl Lexer {
         answer.map_err(|_| ())
     }
 
+    /// Whether `d`, which no kept witness proves, is non-empty by derivre's
+    /// search, or when that runs out of fuel, by a newly discovered witness:
+    /// `None` when neither proves it within the fuel. Then the lexeme is
+    /// dropped from the state (the byte is refused for it), so masks stay a
+    /// subset of the exact mask and never lead into an empty language; the
+    /// parser goes on with the other lexemes. Counted in `fuel_refusals`.
+    /// `Err` when derivre panicked.
+    fn search(&mut self, lexeme: usize, d: ExprRef) -> Result<Option<bool>, ()> {
+        let searching = self.step_fuel_left > 0;
+        match self.non_empty(d) {
+            Ok(non_empty) => {
+                if non_empty {
+                    self.searched.insert(d.as_u32());
+                }
+                return Ok(Some(non_empty));
+            }
+            // Out of fuel: look for a new witness (bounded; learned, so
+            // states like `d` need no search again).
+            Err(()) if searching && self.discover(lexeme, d)? => {
+                self.witness_proofs += 1;
+                return Ok(Some(true));
+            }
+            Err(()) => {}
+        }
+        self.fuel_refusals += 1;
+        Ok(None)
+    }
+
+    /// The witness among `lexeme`'s that proves `d` non-empty, if any (none
+    /// once the step's fuel is spent); `Err` when derivre panicked.
+    fn prove(&mut self, lexeme: usize, d: ExprRef) -> Result<Option<witness::Witness>, ()> {
+        if self.step_fuel_left == 0 {
+            return Ok(None);
+        }
+        let (exprs, deriv, w) = (&mut self.exprs, &mut self.deriv, &mut self.witnesses[lexeme]);
+        let cost = exprs.cost();
+        let proof =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.prove(exprs, deriv, d)))
+                .map_err(|_| ())?;
+        self.charge(cost);
+        Ok(proof)
+    }
+
     /// Looks for a new witness of `d` (see `witness::discover`), learned by
     /// `lexeme` when found; `Err` when derivre panicked.
     fn discover(&mut self, lexeme: usize, d: ExprRef) -> Result<bool, ()> {
@@ -674,8 +687,8 @@ impl Lexer {
         }))
         .map_err(|_| ())?;
         self.charge(cost);
-        if let Some((w, len)) = found {
-            self.witnesses[lexeme].learn(w[0], &w[1..len as usize]);
+        if let Some(w) = found {
+            self.witnesses[lexeme].learn(w);
         }
         Ok(found.is_some())
     }

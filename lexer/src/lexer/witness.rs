@@ -28,55 +28,73 @@
 use derivre::ExprRef;
 use derivre::raw::{DerivCache, ExprSet};
 
-/// The longest suffix kept.
+/// The longest witness kept.
 pub(super) const MAX_LEN: usize = 4;
-/// Suffixes kept per lexeme.
+/// Witnesses kept per lexeme.
 pub(super) const PER_LEXEME: usize = 6;
 
-/// One lexeme's suffixes, most recently useful first.
+/// A byte string of at most [`MAX_LEN`] bytes, stored inline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Witness {
+    bytes: [u8; MAX_LEN],
+    len: u8,
+}
+
+impl Witness {
+    /// The empty witness: the derivative is positive itself.
+    pub(super) const EMPTY: Witness = Witness { bytes: [0; MAX_LEN], len: 0 };
+
+    /// `first` followed by `rest`, or `None` when longer than [`MAX_LEN`].
+    pub(super) fn new(first: u8, rest: &[u8]) -> Option<Witness> {
+        let len = rest.len() + 1;
+        if len > MAX_LEN {
+            return None;
+        }
+        let mut bytes = [0; MAX_LEN];
+        bytes[0] = first;
+        bytes[1..len].copy_from_slice(rest);
+        Some(Witness { bytes, len: len as u8 })
+    }
+
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+/// One lexeme's witnesses, most recently useful first.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Witnesses {
-    /// Each suffix in a fixed array with its length.
-    list: Vec<([u8; MAX_LEN], u8)>,
+    list: Vec<Witness>,
 }
 
 impl Witnesses {
-    /// Keeps `bytes` as a suffix to try (after the ones kept), replacing
-    /// the least recently useful one when full. Longer suffixes and ones
-    /// already kept are ignored.
-    pub(super) fn learn(&mut self, first: u8, rest: &[u8]) {
-        let len = rest.len() + 1;
-        if len > MAX_LEN {
-            return;
-        }
-        let mut w = [0u8; MAX_LEN];
-        w[0] = first;
-        w[1..len].copy_from_slice(rest);
-        let entry = (w, len as u8);
-        if self.list.contains(&entry) {
+    /// Keeps `w` to try after the ones kept, replacing the least recently
+    /// useful one when full; one already kept is ignored.
+    pub(super) fn learn(&mut self, w: Witness) {
+        if self.list.contains(&w) {
             return;
         }
         if self.list.len() == PER_LEXEME {
             self.list.pop();
         }
-        self.list.push(entry);
+        self.list.push(w);
     }
 
-    /// The first kept witness that proves `d` non-empty (and moves it to
-    /// the front), or `None`: a witness proves `d` when one of the
-    /// derivatives along it is positive (derivre's flag for expressions
-    /// that match some string by their structure alone, nullable ones
-    /// included). Panics only where derivre's derivative does.
+    /// The prefix of the first kept witness that proves `d` non-empty (and
+    /// moves that witness to the front), or `None`: a witness proves `d`
+    /// when one of the derivatives along it is positive (derivre's flag for
+    /// expressions that match some string by their structure alone,
+    /// nullable ones included). Panics only where derivre's derivative does.
     pub(super) fn prove(
         &mut self,
         exprs: &mut ExprSet,
         deriv: &mut DerivCache,
         d: ExprRef,
-    ) -> Option<([u8; MAX_LEN], u8)> {
+    ) -> Option<Witness> {
         let mut used = 0;
-        let found = self.list.iter().position(|&(w, len)| {
+        let found = self.list.iter().position(|w| {
             let mut e = d;
-            for (i, &b) in w[..len as usize].iter().enumerate() {
+            for (i, &b) in w.bytes().iter().enumerate() {
                 e = deriv.derivative(exprs, e, b);
                 if e == ExprRef::NO_MATCH {
                     return false;
@@ -89,7 +107,7 @@ impl Witnesses {
             false
         })?;
         self.list[..=found].rotate_right(1);
-        Some((self.list[0].0, used as u8))
+        Some(Witness { len: used as u8, ..self.list[0] })
     }
 }
 
@@ -104,10 +122,10 @@ pub(super) fn discover(
     reps: &[u8],
     d: ExprRef,
     budget: usize,
-) -> Option<([u8; MAX_LEN], u8)> {
+) -> Option<Witness> {
     let mut search = Search { exprs, deriv, reps, budget, word: [0; MAX_LEN] };
     let len = search.from(d, 0)?;
-    Some((search.word, len as u8))
+    Some(Witness { bytes: search.word, len: len as u8 })
 }
 
 struct Search<'a> {
@@ -155,17 +173,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn learning_keeps_distinct_short_suffixes_up_to_the_cap() {
-        let mut w = Witnesses::default();
-        w.learn(b'"', b"");
-        w.learn(b'"', b"");
-        w.learn(b'/', b"\"");
-        w.learn(b'a', b"bcde");
-        assert_eq!(w.list.len(), 2, "duplicates and suffixes over MAX_LEN are ignored");
-        for b in b'0'..=b'9' {
-            w.learn(b, b"");
+    fn learning_keeps_distinct_short_witnesses_up_to_the_cap() {
+        let w = |first: u8, rest: &[u8]| Witness::new(first, rest);
+        assert_eq!(w(b'a', b"bcde"), None, "longer than MAX_LEN");
+        let mut kept = Witnesses::default();
+        for x in [w(b'"', b""), w(b'"', b""), w(b'/', b"\"")].into_iter().flatten() {
+            kept.learn(x);
         }
-        assert_eq!(w.list.len(), PER_LEXEME);
-        assert_eq!(w.list[0], ([b'"', 0, 0, 0], 1), "the oldest kept suffix stays first");
+        assert_eq!(kept.list.len(), 2, "duplicates are ignored");
+        for b in b'0'..=b'9' {
+            kept.learn(Witness::new(b, b"").unwrap());
+        }
+        assert_eq!(kept.list.len(), PER_LEXEME);
+        assert_eq!(kept.list[0].bytes(), b"\"", "the oldest kept witness stays first");
     }
 }

@@ -27,8 +27,8 @@ const TABLE_MIN: usize = 32;
 /// always equals [`Tokenizer::encode`] of the text so far.
 ///
 /// ```
-/// let tok = bpe::Tokenizer::o200k_base();
-/// let mut enc = bpe::AppendingEncoder::new(&tok);
+/// let tok = structgen_bpe::Tokenizer::o200k_base();
+/// let mut enc = structgen_bpe::AppendingEncoder::new(&tok);
 /// for word in ["Hello", ",", " wor", "ld", "!"] {
 ///     enc.push(word);
 ///     assert_eq!(enc.tokens().collect::<Vec<_>>(), tok.encode(enc.text()));

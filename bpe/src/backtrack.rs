@@ -669,10 +669,10 @@ fn last_merge(
     loop {
         let mut best: Option<(usize, u32, u32)> = None;
         for (i, r) in rules.iter().enumerate() {
-            if let Some((prio, res)) = *r {
-                if best.is_none_or(|(_, p, _)| prio < p) {
-                    best = Some((i, prio, res));
-                }
+            if let Some((prio, res)) = *r
+                && best.is_none_or(|(_, p, _)| prio < p)
+            {
+                best = Some((i, prio, res));
             }
         }
         let (i, prio, result) = best?;

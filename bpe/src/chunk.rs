@@ -124,12 +124,11 @@ impl Tokenizer {
                 .find(|&&(b, _, safe)| b <= p && safe <= p)
                 .map_or((0, 0), |&(b, c, _)| (b, c));
             let lower = c + (p - b).div_ceil(max_len);
-            if lower <= max_tokens {
-                if let Some(n) = self.count_till_limit(&text[b..p], max_tokens - c) {
-                    if c + n <= max_tokens {
-                        return p;
-                    }
-                }
+            if lower <= max_tokens
+                && let Some(n) = self.count_till_limit(&text[b..p], max_tokens - c)
+                && c + n <= max_tokens
+            {
+                return p;
             }
             p -= 1;
         }

@@ -184,10 +184,10 @@ impl Tokenizer {
         let root: Value =
             serde_json::from_slice(json).map_err(|e| json_err(format!("not valid JSON: {e}")))?;
         let model = root.get("model").ok_or_else(|| json_err("no `model`"))?;
-        if let Some(t) = s(model, "type") {
-            if t != "BPE" {
-                return Err(unsupported(format!("model type {t}")));
-            }
+        if let Some(t) = s(model, "type")
+            && t != "BPE"
+        {
+            return Err(unsupported(format!("model type {t}")));
         }
         for key in ["continuing_subword_prefix", "end_of_word_suffix"] {
             if s(model, key).is_some_and(|v| !v.is_empty()) {

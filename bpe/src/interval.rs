@@ -41,9 +41,9 @@ const DIRECT_MAX: usize = 24;
 /// the algorithm and [`IntervalEncoding::count`] for its cost).
 ///
 /// ```
-/// let tok = bpe::Tokenizer::o200k_base();
+/// let tok = structgen_bpe::Tokenizer::o200k_base();
 /// let text = "Hello, world! Counting a range costs a few lookups.";
-/// let iv = bpe::IntervalEncoding::new(&tok, text);
+/// let iv = structgen_bpe::IntervalEncoding::new(&tok, text);
 /// assert_eq!(iv.count(7..30), tok.count(&text[7..30]));
 /// ```
 #[derive(Debug)]
@@ -237,21 +237,19 @@ impl<'t> IntervalEncoding<'t> {
         let mut pos = a;
         let mut synced = false;
         while pos < b {
-            if !synced {
-                if let Some(i) = self.boundary_index(pos) {
-                    synced = true;
-                    // The last boundary that is safe for b: walk back from
-                    // the piece holding b - 1 (safe positions grow with the
-                    // boundary; usually a step or two).
-                    let mut j = self.piece[b - 1] as usize;
-                    while j > i && self.safe[j] as usize > b {
-                        j -= 1;
-                    }
-                    if j > i {
-                        n += (self.cum[j] - self.cum[i]) as usize;
-                        pos = self.bounds[j] as usize;
-                        continue;
-                    }
+            if !synced && let Some(i) = self.boundary_index(pos) {
+                synced = true;
+                // The last boundary that is safe for b: walk back from
+                // the piece holding b - 1 (safe positions grow with the
+                // boundary; usually a step or two).
+                let mut j = self.piece[b - 1] as usize;
+                while j > i && self.safe[j] as usize > b {
+                    j -= 1;
+                }
+                if j > i {
+                    n += (self.cum[j] - self.cum[i]) as usize;
+                    pos = self.bounds[j] as usize;
+                    continue;
                 }
             }
             let end = self.piece_end(text, pos);
@@ -317,12 +315,12 @@ impl<'t> IntervalEncoding<'t> {
             return known as usize;
         }
         // Longer than any token: no whole-piece shortcut applies.
-        if piece.len() > self.tok.max_token_len().max(RUN_MIN) {
-            if let Some((_, re)) = self.run_at(x).filter(|&(_, re)| re >= y) {
-                debug_assert!(re >= y);
-                if let Some((_, counts)) = self.run_counts.iter().find(|r| r.0 == piece[0]) {
-                    return counts[piece.len()] as usize;
-                }
+        if piece.len() > self.tok.max_token_len().max(RUN_MIN)
+            && let Some((_, re)) = self.run_at(x).filter(|&(_, re)| re >= y)
+        {
+            debug_assert!(re >= y);
+            if let Some((_, counts)) = self.run_counts.iter().find(|r| r.0 == piece[0]) {
+                return counts[piece.len()] as usize;
             }
         }
         let tok = self.tok;

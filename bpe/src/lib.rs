@@ -6,7 +6,7 @@
 //! implementations (tiktoken, Hugging Face `tokenizers`) produce.
 //!
 //! ```
-//! let tok = bpe::Tokenizer::o200k_base();
+//! let tok = structgen_bpe::Tokenizer::o200k_base();
 //! let ids = tok.encode("Hello, world!");
 //! assert_eq!(ids.len(), tok.count("Hello, world!"));
 //! assert_eq!(tok.decode_to_string(&ids).unwrap(), "Hello, world!");
@@ -51,12 +51,12 @@
 //! text in question (property-tested); `DESIGN.md` says why.
 //!
 //! ```
-//! let tok = bpe::Tokenizer::o200k_base();
+//! let tok = structgen_bpe::Tokenizer::o200k_base();
 //! let text = format!("A title.{}Some prose after a run of spaces.", " ".repeat(10_000));
-//! let iv = bpe::IntervalEncoding::new(&tok, &text);
+//! let iv = structgen_bpe::IntervalEncoding::new(&tok, &text);
 //! assert_eq!(iv.count(3..9_000), tok.count(&text[3..9_000]));
 //!
-//! let mut enc = bpe::AppendingEncoder::new(&tok);
+//! let mut enc = structgen_bpe::AppendingEncoder::new(&tok);
 //! enc.push("Hello, wor");
 //! enc.push("ld!");
 //! assert_eq!(enc.count(), tok.count("Hello, world!"));

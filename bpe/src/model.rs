@@ -163,23 +163,23 @@ impl Model {
         if piece.is_empty() {
             return;
         }
-        if self.whole_piece {
-            if let Some(id) = self.map.get(tokens, piece) {
-                out.push(id);
-                return;
-            }
+        if self.whole_piece
+            && let Some(id) = self.map.get(tokens, piece)
+        {
+            out.push(id);
+            return;
         }
-        if wants_linear(piece) {
-            if let Some(bt) = self.backtracker(tokens) {
-                bt.encode(self, tokens, piece, out);
-                return;
-            }
+        if wants_linear(piece)
+            && let Some(bt) = self.backtracker(tokens)
+        {
+            bt.encode(self, tokens, piece, out);
+            return;
         }
-        if let Symbols::Bytes(ids) = &self.symbols {
-            if piece.len() <= SHORT {
-                self.merge_small(tokens, piece, ids, out);
-                return;
-            }
+        if let Symbols::Bytes(ids) = &self.symbols
+            && piece.len() <= SHORT
+        {
+            self.merge_small(tokens, piece, ids, out);
+            return;
         }
         let mut parts = Vec::with_capacity(piece.len());
         self.initial_parts(tokens, piece, &mut parts);
@@ -200,10 +200,10 @@ impl Model {
         if self.whole_piece && self.map.get(tokens, piece).is_some() {
             return 1;
         }
-        if let Symbols::Bytes(ids) = &self.symbols {
-            if !wants_linear(piece) {
-                return self.merge_small_ids(tokens, piece, ids).1;
-            }
+        if let Symbols::Bytes(ids) = &self.symbols
+            && !wants_linear(piece)
+        {
+            return self.merge_small_ids(tokens, piece, ids).1;
         }
         buf.clear();
         self.encode_piece(tokens, piece, buf);
@@ -302,10 +302,10 @@ impl Model {
         loop {
             let mut best: Option<(usize, u32, u32)> = None;
             for (i, r) in rules.iter().enumerate() {
-                if let Some((prio, res)) = *r {
-                    if best.is_none_or(|(_, p, _)| prio < p) {
-                        best = Some((i, prio, res));
-                    }
+                if let Some((prio, res)) = *r
+                    && best.is_none_or(|(_, p, _)| prio < p)
+                {
+                    best = Some((i, prio, res));
                 }
             }
             let Some((i, _, result)) = best else { break };
@@ -403,11 +403,11 @@ impl Model {
         if piece.is_empty() {
             return;
         }
-        if self.whole_piece {
-            if let Some(id) = self.map.get(tokens, piece) {
-                out.push(id);
-                return;
-            }
+        if self.whole_piece
+            && let Some(id) = self.map.get(tokens, piece)
+        {
+            out.push(id);
+            return;
         }
         let mut parts = Vec::new();
         self.initial_parts(tokens, piece, &mut parts);
@@ -422,10 +422,9 @@ impl Model {
                     parts[i].id,
                     parts[i + 1].id,
                     end,
-                ) {
-                    if best.is_none_or(|(p, _, _)| prio < p) {
-                        best = Some((prio, i, res));
-                    }
+                ) && best.is_none_or(|(p, _, _)| prio < p)
+                {
+                    best = Some((prio, i, res));
                 }
             }
             let Some((_, i, res)) = best else { break };

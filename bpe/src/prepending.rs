@@ -29,8 +29,8 @@ const TABLE_MIN: usize = 32;
 /// text so far.
 ///
 /// ```
-/// let tok = bpe::Tokenizer::o200k_base();
-/// let mut enc = bpe::PrependableEncoder::new(&tok);
+/// let tok = structgen_bpe::Tokenizer::o200k_base();
+/// let mut enc = structgen_bpe::PrependableEncoder::new(&tok);
 /// for word in ["!", "ld", " wor", ",", "Hello"] {
 ///     enc.push_front(word);
 ///     assert_eq!(enc.tokens().collect::<Vec<_>>(), tok.encode(enc.text()));
@@ -179,13 +179,12 @@ impl<'t> PrependableEncoder<'t> {
             while w < len && (self.buf[self.front + w] & 0xC0) == 0x80 {
                 w += 1;
             }
-            if let Ok(window) = std::str::from_utf8(&self.buf[self.front..self.front + w]) {
-                if tok.pattern.piece_end(window, 0) == y
-                    && (w == len || crate::chunk::safe_from(window, y) <= w)
-                {
-                    self.table = None;
-                    return;
-                }
+            if let Ok(window) = std::str::from_utf8(&self.buf[self.front..self.front + w])
+                && tok.pattern.piece_end(window, 0) == y
+                && (w == len || crate::chunk::safe_from(window, y) <= w)
+            {
+                self.table = None;
+                return;
             }
         }
         // Split a window of the front that grows until the split lands on

@@ -324,33 +324,33 @@ pub(crate) fn space_end_resume(
 
 fn cl100k_end(text: &str, s: usize, max_digits: usize) -> usize {
     let Some((c0, f0, l0)) = at(text, s) else { return s };
-    if c0 == '\'' {
-        if let Some(e) = contraction(text, s, true) {
-            return e;
-        }
+    if c0 == '\''
+        && let Some(e) = contraction(text, s, true)
+    {
+        return e;
     }
     // [^\r\n\p{L}\p{N}]?\p{L}+
     if f0 & LETTER != 0 {
         return run(text, s, LETTER);
     }
-    if c0 != '\r' && c0 != '\n' && f0 & NUMBER == 0 {
-        if let Some((_, f1, _)) = at(text, s + l0) {
-            if f1 & LETTER != 0 {
-                return run(text, s + l0, LETTER);
-            }
-        }
+    if c0 != '\r'
+        && c0 != '\n'
+        && f0 & NUMBER == 0
+        && let Some((_, f1, _)) = at(text, s + l0)
+        && f1 & LETTER != 0
+    {
+        return run(text, s + l0, LETTER);
     }
     // \p{N}{1,3}
     if f0 & NUMBER != 0 {
         return run_max(text, s, NUMBER, max_digits);
     }
     // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
-    if c0 == ' ' {
-        if let Some((_, f1, _)) = at(text, s + 1) {
-            if is_other(f1) {
-                return run_bytes(text, run_other(text, s + 1), b"\r\n");
-            }
-        }
+    if c0 == ' '
+        && let Some((_, f1, _)) = at(text, s + 1)
+        && is_other(f1)
+    {
+        return run_bytes(text, run_other(text, s + 1), b"\r\n");
     }
     if is_other(f0) {
         return run_bytes(text, run_other(text, s), b"\r\n");
@@ -391,10 +391,8 @@ fn o200k_end(text: &str, s: usize) -> usize {
     let Some((c0, f0, l0)) = at(text, s) else { return s };
     let prefix = c0 != '\r' && c0 != '\n' && f0 & (LETTER | NUMBER) == 0;
     // Alternative 1: [^\r\n\p{L}\p{N}]?[A]*[B]+(contraction)?
-    if prefix {
-        if let Some(e) = o200k_upper_lower(text, s + l0) {
-            return optional_contraction(text, e);
-        }
+    if prefix && let Some(e) = o200k_upper_lower(text, s + l0) {
+        return optional_contraction(text, e);
     }
     if let Some(e) = o200k_upper_lower(text, s) {
         return optional_contraction(text, e);
@@ -414,12 +412,11 @@ fn o200k_end(text: &str, s: usize) -> usize {
         return run_max(text, s, NUMBER, 3);
     }
     // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-    if c0 == ' ' {
-        if let Some((_, f1, _)) = at(text, s + 1) {
-            if is_other(f1) {
-                return run_bytes(text, run_other(text, s + 1), b"\r\n/");
-            }
-        }
+    if c0 == ' '
+        && let Some((_, f1, _)) = at(text, s + 1)
+        && is_other(f1)
+    {
+        return run_bytes(text, run_other(text, s + 1), b"\r\n/");
     }
     if is_other(f0) {
         return run_bytes(text, run_other(text, s), b"\r\n/");
@@ -429,10 +426,10 @@ fn o200k_end(text: &str, s: usize) -> usize {
 
 fn gpt2_end(text: &str, s: usize) -> usize {
     let Some((c0, f0, _)) = at(text, s) else { return s };
-    if c0 == '\'' {
-        if let Some(e) = contraction(text, s, false) {
-            return e;
-        }
+    if c0 == '\''
+        && let Some(e) = contraction(text, s, false)
+    {
+        return e;
     }
     // ` ?\p{L}+`, ` ?\p{N}+`, ` ?[^\s\p{L}\p{N}]+`
     let (from, f) = if c0 == ' ' {

@@ -15,7 +15,7 @@
 //! # Example
 //! ```
 //! use std::sync::Arc;
-//! use coalesce::{Coalescer, Next, Tail};
+//! use structgen_coalesce::{Coalescer, Next, Tail};
 //!
 //! let tok = Arc::new(bpe::Tokenizer::o200k_base());
 //! let c = Coalescer::new(tok.clone());

@@ -66,10 +66,10 @@ pub(crate) fn final_boundaries(pattern: Pattern, text: &str, out: &mut Vec<usize
         }
         let upto = if ascii_run { e } else { e.max(r) };
         let next_len = text[upto..].chars().next().map_or(0, char::len_utf8);
-        if let Some(a) = text[s..upto + next_len].rfind('\'') {
-            if text[s + a..].chars().nth(2).is_none() {
-                break; // rule 3: a contraction could still match
-            }
+        if let Some(a) = text[s..upto + next_len].rfind('\'')
+            && text[s + a..].chars().nth(2).is_none()
+        {
+            break; // rule 3: a contraction could still match
         }
         out.push(e);
         s = e;

@@ -102,13 +102,13 @@ pub(crate) fn compile(
     // non-empty part.
     let mut replace: Vec<Option<SymbolId>> = vec![None; n];
     for s in 0..n {
-        if let SymbolKind::Lexeme(l) = kinds[s] {
-            if lexer.is_nullable(l) {
-                let opt = SymbolId::from_index(kinds.len());
-                kinds.push(SymbolKind::Nonterminal);
-                names.push(format!("{}?", names[s]));
-                replace[s] = Some(opt);
-            }
+        if let SymbolKind::Lexeme(l) = kinds[s]
+            && lexer.is_nullable(l)
+        {
+            let opt = SymbolId::from_index(kinds.len());
+            kinds.push(SymbolKind::Nonterminal);
+            names.push(format!("{}?", names[s]));
+            replace[s] = Some(opt);
         }
     }
     for (_, rhs) in rules.iter_mut() {

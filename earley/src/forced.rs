@@ -179,11 +179,11 @@ impl Parser {
                 // lexer's structural analysis names the one byte allowed
                 // without computing a transition per class.
                 let (state, lexer) = self.lexer_state_mut();
-                if let Some(b) = lexer.forced_byte(state) {
-                    if self.try_consume_byte(b)? {
-                        bytes.push(b);
-                        continue;
-                    }
+                if let Some(b) = lexer.forced_byte(state)
+                    && self.try_consume_byte(b)?
+                {
+                    bytes.push(b);
+                    continue;
                 }
             }
             let mut next = ByteSet::EMPTY;

@@ -108,7 +108,7 @@ impl Default for Limits {
 /// `DESIGN.md`, "Permutation phrases").
 ///
 /// ```
-/// use earley::{GrammarBuilder, Limits, Permutation};
+/// use structgen_earley::{GrammarBuilder, Limits, Permutation};
 /// use lexer::LexemeSpec;
 ///
 /// // a, b and c in any order, comma-separated, a and b required, c optional
@@ -161,7 +161,7 @@ struct BuilderSymbol {
 /// validates and compiles.
 ///
 /// ```
-/// use earley::{GrammarBuilder, Limits};
+/// use structgen_earley::{GrammarBuilder, Limits};
 /// use lexer::LexemeSpec;
 ///
 /// // list: "[" (INT ("," INT)*)? "]"  with spaces ignored
@@ -340,10 +340,10 @@ impl GrammarBuilder {
         max: Option<u32>,
     ) -> Result<SymbolId, GrammarError> {
         let name = self.symbol_name(sym);
-        if let Some(max) = max {
-            if min > max {
-                return Err(GrammarError::BadRepeat { name, min, max });
-            }
+        if let Some(max) = max
+            && min > max
+        {
+            return Err(GrammarError::BadRepeat { name, min, max });
         }
         let label = match max {
             Some(max) if max == min => format!("{name}{{{min}}}"),

@@ -9,7 +9,7 @@
 //!
 //! # Example
 //! ```
-//! use earley::{GrammarBuilder, Limits, Parser};
+//! use structgen_earley::{GrammarBuilder, Limits, Parser};
 //! use lexer::LexemeSpec;
 //!
 //! // sum: INT ("+" INT)*

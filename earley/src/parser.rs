@@ -245,10 +245,10 @@ impl Parser {
 
     /// `Err` when the parser or its lexer hit a limit or a rejection.
     pub fn check(&mut self) -> Result<(), ParseError> {
-        if self.error.is_none() {
-            if let Some(e) = self.lexer.error() {
-                self.error = Some(ParseError::Lexer(e.clone()));
-            }
+        if self.error.is_none()
+            && let Some(e) = self.lexer.error()
+        {
+            self.error = Some(ParseError::Lexer(e.clone()));
         }
         match &self.error {
             Some(e) => Err(e.clone()),
@@ -408,10 +408,10 @@ impl Parser {
             if sym & END != 0 {
                 continue;
             }
-            if let SymbolKind::Special(s) = self.g.kinds[sym as usize] {
-                if self.specials[s as usize].iter().any(|&(a, b)| a <= token.0 && token.0 <= b) {
-                    return Some(s);
-                }
+            if let SymbolKind::Special(s) = self.g.kinds[sym as usize]
+                && self.specials[s as usize].iter().any(|&(a, b)| a <= token.0 && token.0 <= b)
+            {
+                return Some(s);
             }
         }
         None
@@ -487,12 +487,12 @@ impl Parser {
     #[inline]
     fn push_row(&mut self, parent: usize, key: RowKey) -> Option<usize> {
         let d = parent + 1;
-        if let Some(r) = self.rows.get(d) {
-            if r.key == key {
-                // The common case in a walk: siblings ending the same lexeme.
-                self.stats.rows_reused += 1;
-                return if r.start == r.end { None } else { Some(d) };
-            }
+        if let Some(r) = self.rows.get(d)
+            && r.key == key
+        {
+            // The common case in a walk: siblings ending the same lexeme.
+            self.stats.rows_reused += 1;
+            return if r.start == r.end { None } else { Some(d) };
         }
         self.compute_pushed_row(parent, key)
     }
@@ -644,10 +644,11 @@ impl Parser {
         }
         // `%ignore` only where some terminal may follow it (never after the
         // end of the sentence), and in the first row only when allowed.
-        if let Some(skip) = self.g.skip {
-            if any_terminal && (d > 0 || self.g.initial_ignore) {
-                self.allowed.insert(skip);
-            }
+        if let Some(skip) = self.g.skip
+            && any_terminal
+            && (d > 0 || self.g.initial_ignore)
+        {
+            self.allowed.insert(skip);
         }
         let lexer_start = self.lexer.start_state(&self.allowed);
         self.next_row_id += 1;
@@ -674,10 +675,10 @@ impl Parser {
             let s = self.g.rule_starts[r as usize];
             self.add(item(s, d));
         }
-        if let Some(k) = self.g.perm_of[sym as usize].checked_sub(1) {
-            if let Some(p) = self.phrase_start(k) {
-                self.add(item(p, d));
-            }
+        if let Some(k) = self.g.perm_of[sym as usize].checked_sub(1)
+            && let Some(p) = self.phrase_start(k)
+        {
+            self.add(item(p, d));
         }
     }
 
@@ -698,10 +699,8 @@ impl Parser {
                 }
                 // A phrase item: it advances on a wrapper of its phrase.
                 None => {
-                    if wrapper {
-                        if let Some(n) = self.advance_phrase(jp, lhs) {
-                            self.add(item(n, origin_of(jt)));
-                        }
+                    if wrapper && let Some(n) = self.advance_phrase(jp, lhs) {
+                        self.add(item(n, origin_of(jt)));
                     }
                 }
             }

@@ -11,10 +11,10 @@
 //!
 //! # Example
 //! ```
-//! use grammar::Config;
+//! use structgen_grammar::Config;
 //!
 //! let cfg = Config::default();
-//! let list = grammar::lark::compile(
+//! let list = structgen_grammar::lark::compile(
 //!     "start: \"[\" (INT (\",\" INT)*)? \"]\"\n%import common.INT\n%ignore \" \"",
 //!     &cfg,
 //! )
@@ -22,10 +22,10 @@
 //! assert!(list.accepts(b"[1, 22 ,3]").unwrap());
 //! assert!(!list.accepts(b"[1 2]").unwrap());
 //!
-//! let word = grammar::gbnf::compile("root ::= [a-z]+ \"!\"", &cfg).unwrap();
+//! let word = structgen_grammar::gbnf::compile("root ::= [a-z]+ \"!\"", &cfg).unwrap();
 //! assert!(word.accepts(b"hey!").unwrap());
 //!
-//! let err = grammar::lark::compile("start: \"a\" foo", &cfg).unwrap_err();
+//! let err = structgen_grammar::lark::compile("start: \"a\" foo", &cfg).unwrap_err();
 //! assert_eq!((err.line(), err.column()), (Some(1), Some(12)));
 //! assert_eq!(err.to_string(), "1:12: unknown name: unknown name `foo`\n    1 | start: \"a\" foo\n      |            ^");
 //! ```

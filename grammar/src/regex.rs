@@ -14,10 +14,10 @@ use crate::span::Location;
 /// Compiles `pattern` (anchored at both ends) with the default limits.
 ///
 /// ```
-/// let g = grammar::regex::compile("[0-9]{1,3}(\\.[0-9]+)?").unwrap();
+/// let g = structgen_grammar::regex::compile("[0-9]{1,3}(\\.[0-9]+)?").unwrap();
 /// assert!(g.accepts(b"12.5").unwrap());
 /// assert!(!g.accepts(b"1234").unwrap());
-/// let err = grammar::regex::compile("ab[c").unwrap_err();
+/// let err = structgen_grammar::regex::compile("ab[c").unwrap_err();
 /// assert_eq!((err.line(), err.column()), (Some(1), Some(3)));
 /// ```
 ///

@@ -895,15 +895,15 @@ impl<'a> Compiler<'a> {
                 a.prefix.push(self.compile_value(item, &format!("{kptr}/{i}"), depth + 1)?);
             }
             a.evaluated = a.evaluated.max(list.len());
-            if kw == "items" {
-                if let Some(add) = m.get("additionalItems") {
-                    a.evaluated = usize::MAX;
-                    a.items = Box::new(self.compile_value(
-                        add,
-                        &ptr_join(ptr, "additionalItems"),
-                        depth + 1,
-                    )?);
-                }
+            if kw == "items"
+                && let Some(add) = m.get("additionalItems")
+            {
+                a.evaluated = usize::MAX;
+                a.items = Box::new(self.compile_value(
+                    add,
+                    &ptr_join(ptr, "additionalItems"),
+                    depth + 1,
+                )?);
             }
         }
         Ok(normalize_array(a))

@@ -212,7 +212,7 @@ pub(crate) fn write_key(ast: &RegexAst, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
-    use std::io::{BufRead, Read};
+    use std::io::BufRead;
 
     use derivre::{RegexAst, RegexBuilder};
     use proptest::prelude::*;
@@ -324,14 +324,11 @@ mod tests {
     /// the debug profile), when `../shared/data` is present.
     #[test]
     fn memo_keeps_maskbench_grammars() {
-        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/data/maskbench/dev.jsonl.gz");
-        let Ok(raw) = std::fs::read(&path) else {
-            println!("SKIPPED memo_keeps_maskbench_grammars: ../shared/data/maskbench absent");
+        let Some(text) =
+            testkit::read_data_or_skip("memo_keeps_maskbench_grammars", "maskbench/dev.jsonl.gz")
+        else {
             return;
         };
-        let mut text = Vec::new();
-        flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut text).unwrap();
         let mut checked = 0;
         for line in text.lines().map(Result::unwrap).step_by(7) {
             if line.len() > 12_000 {

@@ -426,21 +426,22 @@ impl Parser {
             empty = false;
             let first = self.class_atom()?;
             // A range `a-b` (a `-` before `]` is a literal).
-            if self.peek() == Some('-') && self.peek_at(1).is_some_and(|c| c != ']') {
-                if let Escape::Char(lo) = first {
-                    self.pos += 1;
-                    match self.class_atom()? {
-                        Escape::Char(hi) => {
-                            if hi < lo {
-                                return Err("class range out of order".to_string());
-                            }
-                            push_literal(&mut items, lo, true);
-                            items.push('-');
-                            push_literal(&mut items, hi, true);
-                            continue;
+            if self.peek() == Some('-')
+                && self.peek_at(1).is_some_and(|c| c != ']')
+                && let Escape::Char(lo) = first
+            {
+                self.pos += 1;
+                match self.class_atom()? {
+                    Escape::Char(hi) => {
+                        if hi < lo {
+                            return Err("class range out of order".to_string());
                         }
-                        _ => return Err("class range with a class endpoint".to_string()),
+                        push_literal(&mut items, lo, true);
+                        items.push('-');
+                        push_literal(&mut items, hi, true);
+                        continue;
                     }
+                    _ => return Err("class range with a class endpoint".to_string()),
                 }
             }
             match first {

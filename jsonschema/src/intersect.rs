@@ -261,10 +261,10 @@ pub(crate) fn normalize_object(o: ObjectSchema) -> Schema {
         return Schema::Never;
     }
     for r in &o.required {
-        if let Some((_, s)) = o.properties.iter().find(|(k, _)| k == r) {
-            if s.is_never() {
-                return Schema::Never;
-            }
+        if let Some((_, s)) = o.properties.iter().find(|(k, _)| k == r)
+            && s.is_never()
+        {
+            return Schema::Never;
         }
     }
     Schema::Object(o)

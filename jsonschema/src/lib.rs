@@ -17,7 +17,7 @@
 //!     "required": ["id"],
 //!     "additionalProperties": false
 //! });
-//! let compiled = jsonschema::compile(&schema, &jsonschema::Options::compact()).unwrap();
+//! let compiled = structgen_jsonschema::compile(&schema, &structgen_jsonschema::Options::compact()).unwrap();
 //! let g = &compiled.grammar;
 //! assert_eq!(g.naive_accepts(br#"{"id":42}"#, 1_000_000), Some(true));
 //! assert_eq!(g.naive_accepts(br#"{"id":0}"#, 1_000_000), Some(false));

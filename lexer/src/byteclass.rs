@@ -190,11 +190,9 @@ mod tests {
                 continue;
             }
             classes.refine(&set);
-            if byte_string {
-                if let Some(first) = set.iter().position(|&x| x) {
-                    let rest = deriv.derivative(exprs, e, first as u8);
-                    todo.push(rest);
-                }
+            if byte_string && let Some(first) = set.iter().position(|&x| x) {
+                let rest = deriv.derivative(exprs, e, first as u8);
+                todo.push(rest);
             }
         }
         classes

@@ -9,7 +9,7 @@
 //!
 //! # Example
 //! ```
-//! use lexer::{LexemeSet, LexemeSpec, Lexer, LexerLimits, LexerSpec};
+//! use structgen_lexer::{LexemeSet, LexemeSpec, Lexer, LexerLimits, LexerSpec};
 //!
 //! let mut spec = LexerSpec::new();
 //! let int = spec.add(LexemeSpec::regex("[0-9]+"));

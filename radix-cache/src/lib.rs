@@ -11,7 +11,7 @@
 //!
 //! # Example
 //! ```
-//! use radix_cache::RadixCache;
+//! use structgen_radix_cache::RadixCache;
 //!
 //! let mut cache: RadixCache<u32> = RadixCache::new();
 //! // Request 1: KV slots 100..105 for its five tokens.

@@ -147,12 +147,11 @@ impl<V: Clone> RadixCache<V> {
             return Err(format!("the lists hold {seen} nodes, {listed} expected"));
         }
         for (&id, &at) in &pos {
-            if let Some(p) = self.node(id).parent {
-                if let Some(&pat) = pos.get(&p) {
-                    if pat < at {
-                        return Err(format!("{p:?} is listed before its child {id:?}"));
-                    }
-                }
+            if let Some(p) = self.node(id).parent
+                && let Some(&pat) = pos.get(&p)
+                && pat < at
+            {
+                return Err(format!("{p:?} is listed before its child {id:?}"));
             }
         }
         Ok(())

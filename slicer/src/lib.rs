@@ -11,7 +11,7 @@
 //!
 //! # Example
 //! ```
-//! use slicer::{Slicer, SlicerConfig};
+//! use structgen_slicer::{Slicer, SlicerConfig};
 //! use toktrie::{TokTrie, TokenId};
 //!
 //! let trie = TokTrie::from_token_bytes(&["a", "ab", "abc", "\"", " ", "\u{e9}"]).unwrap();

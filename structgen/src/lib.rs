@@ -30,7 +30,6 @@ pub use radix_cache;
 pub use slicer;
 pub use toktrie;
 
-pub mod tokenizer;
 pub mod trie;
 
 pub mod matcher;

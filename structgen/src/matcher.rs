@@ -177,10 +177,10 @@ impl Matcher {
             let rank = ["<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "</s>"]
                 .iter()
                 .position(|n| *n == name);
-            if let Some(rank) = rank {
-                if eos.is_none_or(|(r, _)| rank < r) {
-                    eos = Some((rank, id));
-                }
+            if let Some(rank) = rank
+                && eos.is_none_or(|(r, _)| rank < r)
+            {
+                eos = Some((rank, id));
             }
         }
         if let Some((_, id)) = eos {

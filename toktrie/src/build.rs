@@ -113,7 +113,7 @@ impl std::error::Error for BuildError {}
 /// Ids never given are holes: never in any mask.
 ///
 /// ```
-/// use toktrie::{TokTrieBuilder, TokenId};
+/// use structgen_toktrie::{TokTrieBuilder, TokenId};
 /// let trie = TokTrieBuilder::new()
 ///     .token(TokenId(0), b"a")
 ///     .token(TokenId(1), b"ab")

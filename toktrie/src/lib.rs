@@ -32,7 +32,7 @@
 //!
 //! # Example
 //! ```
-//! use toktrie::{Recognizer, TokTrie, TokenId, TokenSet};
+//! use structgen_toktrie::{Recognizer, TokTrie, TokenId, TokenSet};
 //!
 //! /// Accepts strings of ASCII digits.
 //! struct Digits {

@@ -5,11 +5,18 @@
 //!   each suite prints a Markdown table and writes `target/bench/<suite>.json`
 //!   and `target/bench/<suite>.md`.
 //! - `cargo xtask tidy`: the house-rule checks (also run as a test).
-//! - `cargo xtask ci`: formatting, tidy, the whole test suite, and the docs
-//!   with warnings denied.
+//! - `cargo xtask test`: the newcomer's tests: `cargo test` on the default
+//!   members (no peers to build), then the tests that skipped for a missing
+//!   corpus, counted and named.
+//! - `cargo xtask ci`: everything CI checks, in order: `cargo fmt --check`,
+//!   clippy on every target with warnings denied, the whole workspace's tests
+//!   with the shared corpora required (`STRUCTGEN_REQUIRE_DATA=1`: a missing
+//!   corpus fails instead of skipping), the docs with warnings denied, and
+//!   `cargo package` of every published crate.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
@@ -21,7 +28,8 @@ usage: cargo xtask <command>
 commands:
   bench <suite> [ARGS...]  run a benchmark suite (`cargo xtask bench list` lists them)
   tidy                     check the house rules
-  ci                       fmt check, tidy, tests and docs, as a reviewer would";
+  test                     the tests without the peers; lists skipped tests
+  ci                       everything CI runs: fmt, clippy, tests (corpora required), docs, packaging";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -51,6 +59,7 @@ fn run(args: &[String]) -> Result<()> {
             }
         }
         Some("ci") => ci(&root),
+        Some("test") => test(&root),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -81,23 +90,102 @@ fn bench(root: &Path, args: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// One step of `cargo xtask ci`: a cargo command and its environment.
+struct Step {
+    name: &'static str,
+    args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
+}
+
+/// The crates `cargo package` must accept (every one without `publish = false`).
+const UNPUBLISHED: &[&str] = &["compare", "xtask", "testkit"];
+
 fn ci(root: &Path) -> Result<()> {
-    let steps: [(&str, &[&str]); 3] = [
-        ("fmt", &["fmt", "--all", "--", "--check"]),
-        ("test", &["test", "--workspace"]),
-        ("doc", &["doc", "--workspace", "--no-deps"]),
+    let steps = [
+        Step { name: "fmt", args: &["fmt", "--all", "--", "--check"], env: &[] },
+        Step {
+            name: "clippy",
+            args: &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+            env: &[],
+        },
+        Step {
+            name: "test",
+            args: &["test", "--workspace"],
+            env: &[(testkit::REQUIRE_DATA_VAR, "1")],
+        },
+        Step {
+            name: "doc",
+            args: &["doc", "--workspace", "--no-deps"],
+            env: &[("RUSTDOCFLAGS", "-D warnings")],
+        },
     ];
-    for (name, cargo_args) in steps {
-        println!("== {name}");
-        let mut cmd = Command::new(cargo());
-        cmd.current_dir(root).args(cargo_args);
-        if name == "doc" {
-            cmd.env("RUSTDOCFLAGS", "-D warnings");
-        }
-        let status = cmd.status().with_context(|| format!("cannot run cargo {name}"))?;
-        if !status.success() {
-            bail!("`cargo {}` failed", cargo_args.join(" "));
-        }
+    let started = Instant::now();
+    for step in &steps {
+        run_step(root, step)?;
+    }
+    package(root)?;
+    println!("== ci passed in {:.0} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn run_step(root: &Path, step: &Step) -> Result<()> {
+    println!("== {}: cargo {}", step.name, step.args.join(" "));
+    let started = Instant::now();
+    let status = Command::new(cargo())
+        .current_dir(root)
+        .args(step.args)
+        .envs(step.env.iter().copied())
+        .status()
+        .with_context(|| format!("cannot run cargo {}", step.name))?;
+    if !status.success() {
+        bail!("`cargo {}` failed", step.args.join(" "));
+    }
+    println!("== {} done in {:.0} s", step.name, started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// `cargo package` of every published crate, verified: each is built from
+/// its packaged sources against the others, as crates.io would see them.
+fn package(root: &Path) -> Result<()> {
+    let mut args = vec!["package", "--workspace", "--allow-dirty"];
+    for name in UNPUBLISHED {
+        args.extend(["--exclude", name]);
+    }
+    println!("== package: cargo {}", args.join(" "));
+    let started = Instant::now();
+    let status = Command::new(cargo())
+        .current_dir(root)
+        .args(&args)
+        .status()
+        .context("cannot run cargo package")?;
+    if !status.success() {
+        bail!("`cargo {}` failed", args.join(" "));
+    }
+    println!("== package done in {:.0} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The newcomer's test run: the default members (no peers), then the
+/// tests that skipped, counted and named.
+fn test(root: &Path) -> Result<()> {
+    let log = root.join("target").join("skipped-tests.log");
+    std::fs::create_dir_all(root.join("target"))?;
+    // A stale log would list skips of an earlier run.
+    let _ = std::fs::remove_file(&log);
+    let status = Command::new(cargo())
+        .current_dir(root)
+        .arg("test")
+        .env(testkit::SKIP_LOG_VAR, &log)
+        .status()
+        .context("cannot run cargo test")?;
+    let skipped = std::fs::read_to_string(&log).unwrap_or_default();
+    let lines: Vec<&str> = skipped.lines().collect();
+    println!("\n{} test(s) skipped for a missing corpus:", lines.len());
+    for line in &lines {
+        println!("  {line}");
+    }
+    if !status.success() {
+        bail!("`cargo test` failed");
     }
     Ok(())
 }

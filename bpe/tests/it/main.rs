@@ -2,6 +2,9 @@
 //! encoders against the brute-force oracle, vocabularies against golden
 //! files in `../shared/data` (skipped, saying so, when absent).
 
+// The tests name the crate as the rest of the workspace does (`bpe::`).
+extern crate structgen_bpe as bpe;
+
 mod chunk;
 mod common;
 mod encode;

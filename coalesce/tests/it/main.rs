@@ -1,6 +1,9 @@
 //! Integration tests of the `coalesce` crate: forced tokens are always a
 //! prefix of the canonical tokenization of the rest of the text.
 
+// The tests name the crate as the rest of the workspace does (`coalesce::`).
+extern crate structgen_coalesce as coalesce;
+
 use std::sync::Arc;
 
 use bpe::Tokenizer;
@@ -177,24 +180,14 @@ fn prompt_healing_retokenizes_the_boundary() {
 
 #[test]
 fn sentencepiece_style_tokenizers_are_refused() {
-    if let Some(dir) = shared() {
-        let raw = std::fs::read(dir.join("tokenizers/llama2.tokenizer.json.gz")).unwrap();
-        let mut json = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut json).unwrap();
+    if let Some(json) = testkit::read_data_or_skip(
+        "sentencepiece_style_tokenizers_are_refused",
+        "tokenizers/llama2.tokenizer.json.gz",
+    ) {
         let c = Coalescer::new(Arc::new(Tokenizer::from_tokenizer_json(&json).unwrap()));
         assert!(!c.is_supported());
         let f = c.forced_tokens(&Tail::new(), b"abc", &Next::UNKNOWN);
         assert_eq!(f.refusal, Some(Refusal::Unsupported));
-    }
-}
-
-fn shared() -> Option<std::path::PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!("SKIPPED sentencepiece_style_tokenizers_are_refused: ../shared/data is absent");
-        None
     }
 }
 

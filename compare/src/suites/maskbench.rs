@@ -152,10 +152,10 @@ impl Mask<'_> {
                 out.extend((0..k).map(|i| w(2 * i) | w(2 * i + 1) << 32));
             }
         }
-        if !n.is_multiple_of(64) {
-            if let Some(last) = out.last_mut() {
-                *last &= (1u64 << (n % 64)) - 1;
-            }
+        if !n.is_multiple_of(64)
+            && let Some(last) = out.last_mut()
+        {
+            *last &= (1u64 << (n % 64)) - 1;
         }
     }
 }

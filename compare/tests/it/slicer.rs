@@ -99,10 +99,10 @@ fn walk(s: &Setup, case: &str, ours: &earley::Grammar, peer: Option<Peer>, text:
         }
         plain.consume_token(TokenId(t)).unwrap();
         sliced.consume_token(TokenId(t)).unwrap();
-        if let Some(p) = &mut peer {
-            if p.plain.consume_token(t).is_err() || p.sliced.consume_token(t).is_err() {
-                peer = None;
-            }
+        if let Some(p) = &mut peer
+            && (p.plain.consume_token(t).is_err() || p.sliced.consume_token(t).is_err())
+        {
+            peer = None;
         }
     }
     w.stats = sliced.slicer_stats().unwrap();

@@ -91,10 +91,10 @@ pub(crate) fn draft(
         if let Some(s) = p.separator {
             check(s)?;
         }
-        if let Some(max) = p.max {
-            if p.min > max {
-                return Err(GrammarError::BadRepeat { name, min: p.min, max });
-            }
+        if let Some(max) = p.max
+            && p.min > max
+        {
+            return Err(GrammarError::BadRepeat { name, min: p.min, max });
         }
         // Dense names, in order of first appearance.
         let mut dense: FxHashMap<u32, u32> = FxHashMap::default();

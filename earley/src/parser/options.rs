@@ -129,13 +129,11 @@ impl Parser {
                 let mut live = lexer.live_lexemes(start).peekable();
                 live.peek().is_some() && live.all(|l| lexer.forces_bytes(l, text))
             };
-            if forced {
-                if let Some(f) = self.relex_hidden(r, start, text) {
-                    if let Some(top) = self.frames.last_mut() {
-                        *top = f;
-                    }
-                    return 0;
+            if forced && let Some(f) = self.relex_hidden(r, start, text) {
+                if let Some(top) = self.frames.last_mut() {
+                    *top = f;
                 }
+                return 0;
             }
         }
         if let Some(f) = self.frames.last_mut() {

@@ -196,10 +196,10 @@ impl Parser {
             let (first, later, _) = self.g.perms[k].members[j];
             let w = if st.count == 0 { first } else { later };
             self.predict(w, d);
-            if self.g.nullable[w as usize] {
-                if let Some(n) = self.phrase_step(s, j as u32) {
-                    self.add(super::item(n | PHRASE, origin));
-                }
+            if self.g.nullable[w as usize]
+                && let Some(n) = self.phrase_step(s, j as u32)
+            {
+                self.add(super::item(n | PHRASE, origin));
             }
         }
     }

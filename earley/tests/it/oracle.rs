@@ -90,10 +90,10 @@ impl Oracle {
             let prev = &sets[i];
             let mut next = Vec::new();
             for &(r, d, o) in prev {
-                if let Some(Sym::T(t)) = self.g.rules[r].1.get(d) {
-                    if matched.contains(t) {
-                        push(&mut next, (r, d + 1, o));
-                    }
+                if let Some(Sym::T(t)) = self.g.rules[r].1.get(d)
+                    && matched.contains(t)
+                {
+                    push(&mut next, (r, d + 1, o));
                 }
             }
             if self.skip().is_some_and(|s| matched.contains(&s)) {
@@ -156,10 +156,11 @@ impl Oracle {
                 _ => {}
             }
         }
-        if let Some(s) = self.skip() {
-            if !allowed.is_empty() && !seq.is_empty() {
-                push(&mut allowed, s);
-            }
+        if let Some(s) = self.skip()
+            && !allowed.is_empty()
+            && !seq.is_empty()
+        {
+            push(&mut allowed, s);
         }
         (allowed, accepting)
     }

@@ -250,14 +250,14 @@ impl<'a> Parser<'a> {
             return Err(self.here_err("expected `}`"));
         }
         self.cur.bump();
-        if let Some(max) = max {
-            if max < min {
-                return Err(self.err(
-                    ErrorKind::Invalid,
-                    format!("repetition range end {max} is smaller than its start {min}"),
-                    start,
-                ));
-            }
+        if let Some(max) = max
+            && max < min
+        {
+            return Err(self.err(
+                ErrorKind::Invalid,
+                format!("repetition range end {max} is smaller than its start {min}"),
+                start,
+            ));
         }
         Ok((min, max))
     }

@@ -331,14 +331,14 @@ impl<'a> Lowering<'a> {
                 self.at(ns, p.span),
             ));
         }
-        if let Some((_, span)) = d.priority {
-            if !self.config.ignore_priorities {
-                return Err(self.err(
-                    ErrorKind::Unsupported,
-                    "priorities are not supported (set Config::ignore_priorities to ignore them)",
-                    self.at(ns, span),
-                ));
-            }
+        if let Some((_, span)) = d.priority
+            && !self.config.ignore_priorities
+        {
+            return Err(self.err(
+                ErrorKind::Unsupported,
+                "priorities are not supported (set Config::ignore_priorities to ignore them)",
+                self.at(ns, span),
+            ));
         }
         Ok(())
     }
@@ -533,11 +533,11 @@ impl<'a> Lowering<'a> {
     /// Earley items for the same language.
     fn add_alternatives(&mut self, lhs: SymbolId, e: &'a Expansions) -> Result<(), Error> {
         for alt in &e.alternatives {
-            if let [seq] = alt.conjuncts.as_slice() {
-                if let [Expr { kind: ExprKind::Group(inner), .. }] = seq.items.as_slice() {
-                    self.add_alternatives(lhs, inner)?;
-                    continue;
-                }
+            if let [seq] = alt.conjuncts.as_slice()
+                && let [Expr { kind: ExprKind::Group(inner), .. }] = seq.items.as_slice()
+            {
+                self.add_alternatives(lhs, inner)?;
+                continue;
             }
             let rhs = self.alternative(alt)?;
             self.b.add_rule(lhs, &rhs);
@@ -569,12 +569,11 @@ impl<'a> Lowering<'a> {
 
     /// A nonterminal for alternatives, or the single symbol they consist of.
     fn group_symbol(&mut self, e: &'a Expansions) -> Result<SymbolId, Error> {
-        if let [alt] = e.alternatives.as_slice() {
-            if let [seq] = alt.conjuncts.as_slice() {
-                if let [item] = seq.items.as_slice() {
-                    return self.expr_symbol(item);
-                }
-            }
+        if let [alt] = e.alternatives.as_slice()
+            && let [seq] = alt.conjuncts.as_slice()
+            && let [item] = seq.items.as_slice()
+        {
+            return self.expr_symbol(item);
         }
         let name = format!("({}:{})", e.span.line, e.span.column);
         let g = self.b.add_nonterminal(&name);

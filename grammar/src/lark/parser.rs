@@ -483,14 +483,14 @@ impl<'a> Parser<'a> {
 
     fn finish_repeat(&mut self, e: Expr, min: u32, max: Option<u32>) -> Result<Expr, Error> {
         let end = self.prev_span();
-        if let Some(max) = max {
-            if max < min {
-                return Err(self.err(
-                    ErrorKind::Invalid,
-                    format!("repetition range end {max} is smaller than its start {min}"),
-                    e.span.to(end),
-                ));
-            }
+        if let Some(max) = max
+            && max < min
+        {
+            return Err(self.err(
+                ErrorKind::Invalid,
+                format!("repetition range end {max} is smaller than its start {min}"),
+                e.span.to(end),
+            ));
         }
         self.no_second_operator()?;
         let span = e.span.to(end);

@@ -1,17 +1,12 @@
-//! Access to the team's shared corpora in `../shared/data`, which tests skip
-//! (printing `SKIPPED`) when absent.
+//! Access to the team's shared corpora (see `testkit`: a visible skip when
+//! absent, a failure when `STRUCTGEN_REQUIRE_DATA=1`).
 
 use std::path::PathBuf;
 
-/// `../shared/data/grammars` relative to the workspace, if present.
+/// The shared `grammars` folder, or `None` after reporting that `what` is
+/// skipped (see `testkit`).
 pub(crate) fn grammars_dir(what: &str) -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/grammars");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!("SKIPPED {what}: {} is absent", dir.display());
-        None
-    }
+    testkit::data_path_or_skip(what, "grammars")
 }
 
 /// Every file under `dir` (recursively) whose name ends with `ext`, sorted.

@@ -35,11 +35,11 @@ impl Lowerer<'_, '_> {
                 if mask & (1 << w) == 0 {
                     continue;
                 }
-                if let Some(name) = name {
-                    if !self.c.regex_matches(rx, name)? {
-                        ok = false;
-                        break;
-                    }
+                if let Some(name) = name
+                    && !self.c.regex_matches(rx, name)?
+                {
+                    ok = false;
+                    break;
                 }
                 v = self.c.intersect(v, ws.clone(), depth + 1)?;
             }

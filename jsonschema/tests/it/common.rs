@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use jsonschema::{Compiled, Error, Options, compile};
 use serde_json::Value;
 
-/// `../shared/data/<rel>` if present.
-pub(crate) fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data").join(rel);
-    p.exists().then_some(p)
+/// The shared corpus `rel`, or `None` after reporting that `what` is
+/// skipped (see `testkit`).
+pub(crate) fn shared(what: &str, rel: &str) -> Option<PathBuf> {
+    testkit::data_path_or_skip(what, rel)
 }
 
 /// Compiles with compact whitespace.

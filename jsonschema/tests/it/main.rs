@@ -2,6 +2,9 @@
 //!
 //! Tests that need `../shared/data` print `SKIPPED …` and pass when it is absent.
 
+// The tests name the crate as the rest of the workspace does (`jsonschema::`).
+extern crate structgen_jsonschema as jsonschema;
+
 mod common;
 mod keywords;
 mod maskbench;

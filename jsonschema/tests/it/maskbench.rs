@@ -14,10 +14,7 @@ const STRIDE: usize = 10;
 
 #[test]
 fn maskbench_dev_subset() {
-    let Some(path) = shared("maskbench/dev.jsonl.gz") else {
-        println!("SKIPPED maskbench_dev_subset: ../shared/data/maskbench absent");
-        return;
-    };
+    let Some(path) = shared("maskbench_dev_subset", "maskbench/dev.jsonl.gz") else { return };
     let f = std::fs::File::open(path).unwrap();
     let r = std::io::BufReader::new(flate2::read::GzDecoder::new(f));
     let mut got = BTreeMap::new();
@@ -77,8 +74,7 @@ fn maskbench_dev_subset() {
 /// dev split 4 valid instances remain rejected, none in this subset).
 #[test]
 fn maskbench_dev_subset_in_any_order() {
-    let Some(path) = shared("maskbench/dev.jsonl.gz") else {
-        println!("SKIPPED maskbench_dev_subset_in_any_order: ../shared/data/maskbench absent");
+    let Some(path) = shared("maskbench_dev_subset_in_any_order", "maskbench/dev.jsonl.gz") else {
         return;
     };
     let f = std::fs::File::open(path).unwrap();

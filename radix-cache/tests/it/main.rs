@@ -1,5 +1,8 @@
 //! Integration tests of `radix-cache`, one binary with a module per concern.
 
+// The tests name the crate as the rest of the workspace does (`radix_cache::`).
+extern crate structgen_radix_cache as radix_cache;
+
 mod events;
 mod model;
 mod mooncake;
@@ -7,13 +10,4 @@ mod sched;
 mod sim;
 mod unit;
 
-/// `../shared/data` beside the repository, or `None` after printing why
-/// `what` is skipped.
-pub(crate) fn shared_data_or_skip(what: &str) -> Option<std::path::PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    eprintln!("SKIPPED {what}: ../shared/data is absent");
-    None
-}
+pub(crate) use testkit::data_dir_or_skip as shared_data_or_skip;

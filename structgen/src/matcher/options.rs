@@ -241,11 +241,12 @@ impl Matcher {
             }
             pushed += 1;
         }
-        if fits && self.parser.last_byte_continued_lexeme() {
-            if let Some(now) = self.parser.lexeme_row() {
-                let c = if Some(now) == row { count + 1 } else { 1 };
-                fits = self.parser.max_tokens_outcome(c) != MaxTokensOutcome::CannotEnd;
-            }
+        if fits
+            && self.parser.last_byte_continued_lexeme()
+            && let Some(now) = self.parser.lexeme_row()
+        {
+            let c = if Some(now) == row { count + 1 } else { 1 };
+            fits = self.parser.max_tokens_outcome(c) != MaxTokensOutcome::CannotEnd;
         }
         self.parser.pop_bytes(pushed);
         Ok(fits)

@@ -154,26 +154,3 @@ fn process_prompt_joins_the_forced_prefix() {
     // The grammar consumed its forced prefix: a name comes next.
     assert!(m.compute_mask().unwrap().contains(TokenId(tok.encode("Paul")[0])));
 }
-
-#[test]
-fn maskbench_forced_reports_model_calls() {
-    let dir = std::env::temp_dir().join(format!("structgen-forced-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let line = serde_json::json!({"name": "c", "schema": character(), "tests": [
-        {"valid": true, "data": {"name": "Paul", "age": 20}},
-        {"valid": false, "data": {"name": "Ringo", "age": 20}}]});
-    let path = dir.join("mb.jsonl");
-    std::fs::write(&path, format!("{line}\n")).unwrap();
-    let out = crate::cli::structgen(&["maskbench", "--forced", "--json", path.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
-    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-    let tokens = last["tokens"].as_u64().unwrap();
-    assert_eq!(last["model_calls_without_coalescing"], tokens);
-    assert_eq!(last["non_canonical"], 0);
-    // The default options allow whitespace around `{`, `:` and `,`: the
-    // keys and closing quotes are still forced.
-    let calls = last["model_calls"].as_u64().unwrap();
-    assert!(calls < tokens, "{last}");
-    assert_eq!(last["forced_tokens"].as_u64().unwrap() + calls, tokens);
-}

@@ -2,10 +2,6 @@
 //!
 //! One test binary with a module per area keeps link time down.
 
-mod cache_sim;
-mod cli;
 mod forced;
-mod jsonschema;
 mod lexeme_options;
 mod slicer;
-mod tokenize;

@@ -104,29 +104,3 @@ fn none_switches_the_slicer_off() {
     let m = Matcher::new(trie, &g).unwrap().with_slicer(None);
     assert_eq!(m.slicer_stats(), None);
 }
-
-/// `structgen maskbench` uses the slicer by default and `--no-slicer` turns
-/// it off; the outcomes are the same.
-#[test]
-fn maskbench_with_and_without_the_slicer() {
-    let dir = std::env::temp_dir().join(format!("structgen-slicer-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let line = r#"{"name": "s", "schema": {"type": "object", "properties": {"name": {"type": "string"}}}, "tests": [{"valid": true, "data": {"name": "a fairly long string value", "extra": "x"}}, {"valid": false, "data": {"name": 3}}]}"#;
-    let path = dir.join("mb.jsonl");
-    std::fs::write(&path, format!("{line}\n")).unwrap();
-    let run = |extra: &[&str]| {
-        let mut args = vec!["maskbench", "--json", path.to_str().unwrap()];
-        args.extend_from_slice(extra);
-        let out = crate::cli::structgen(&args);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let text = String::from_utf8(out.stdout).unwrap();
-        serde_json::from_str::<serde_json::Value>(text.lines().last().unwrap()).unwrap()
-    };
-    let (on, off) = (run(&[]), run(&["--no-slicer"]));
-    for key in ["compiled", "valid_rejected", "invalid_accepted"] {
-        assert_eq!(on[key], off[key], "{key}");
-    }
-    assert_eq!(on["valid_rejected"], 0);
-    assert!(on["slicer"]["masks_sliced"].as_u64().unwrap() > 0, "{on}");
-    assert!(off["slicer"].is_null());
-}

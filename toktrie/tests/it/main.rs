@@ -2,6 +2,9 @@
 //! (random vocabularies and DFAs, and o200k with real DFAs), the builder's
 //! errors, and the thread-safety of the public types.
 
+// The tests name the crate as the rest of the workspace does (`toktrie::`).
+extern crate structgen_toktrie as toktrie;
+
 mod builder;
 mod dfa;
 mod o200k;

@@ -136,11 +136,11 @@ impl BlockCache {
         }
         let id = self.head;
         self.unlink_free(id);
-        if let Some(h) = self.blocks[id as usize].hash.take() {
-            if self.map.get(&h) == Some(&id) {
-                self.map.remove(&h);
-                self.evicted_tokens += self.block as u64;
-            }
+        if let Some(h) = self.blocks[id as usize].hash.take()
+            && self.map.get(&h) == Some(&id)
+        {
+            self.map.remove(&h);
+            self.evicted_tokens += self.block as u64;
         }
         Some(id)
     }

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 /// Which tokenizer a subcommand uses (defined beside its loader).
-pub(crate) use structgen::tokenizer::TokenizerSpec;
+pub(crate) use structgen_cli::tokenizer::TokenizerSpec;
 
 /// Reads a whole file, or standard input when `path` is `None`, byte for byte.
 pub(crate) fn read_input(path: Option<&Path>) -> Result<Vec<u8>> {

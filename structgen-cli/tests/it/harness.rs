@@ -74,3 +74,64 @@ fn maskbench_any_order_accepts_reordered_keys() {
     assert_eq!(summary(&[]), (Some(1), Some(0)));
     assert_eq!(summary(&["--any-order"]), (Some(0), Some(0)));
 }
+
+#[test]
+fn maskbench_forced_reports_model_calls() {
+    let dir = std::env::temp_dir().join(format!("structgen-forced-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = serde_json::json!({"name": "c", "schema": character(), "tests": [
+        {"valid": true, "data": {"name": "Paul", "age": 20}},
+        {"valid": false, "data": {"name": "Ringo", "age": 20}}]});
+    let path = dir.join("mb.jsonl");
+    std::fs::write(&path, format!("{line}\n")).unwrap();
+    let out = structgen(&["maskbench", "--forced", "--json", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let tokens = last["tokens"].as_u64().unwrap();
+    assert_eq!(last["model_calls_without_coalescing"], tokens);
+    assert_eq!(last["non_canonical"], 0);
+    // The default options allow whitespace around `{`, `:` and `,`: the
+    // keys and closing quotes are still forced.
+    let calls = last["model_calls"].as_u64().unwrap();
+    assert!(calls < tokens, "{last}");
+    assert_eq!(last["forced_tokens"].as_u64().unwrap() + calls, tokens);
+}
+
+fn character() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "name": {"enum": ["John", "Paul"]},
+            "age": {"enum": [20, 30]}
+        },
+        "required": ["name", "age"],
+        "additionalProperties": false
+    })
+}
+
+/// `structgen maskbench` uses the slicer by default and `--no-slicer` turns
+/// it off; the outcomes are the same.
+#[test]
+fn maskbench_with_and_without_the_slicer() {
+    let dir = std::env::temp_dir().join(format!("structgen-slicer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = r#"{"name": "s", "schema": {"type": "object", "properties": {"name": {"type": "string"}}}, "tests": [{"valid": true, "data": {"name": "a fairly long string value", "extra": "x"}}, {"valid": false, "data": {"name": 3}}]}"#;
+    let path = dir.join("mb.jsonl");
+    std::fs::write(&path, format!("{line}\n")).unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["maskbench", "--json", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let out = structgen(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        serde_json::from_str::<serde_json::Value>(text.lines().last().unwrap()).unwrap()
+    };
+    let (on, off) = (run(&[]), run(&["--no-slicer"]));
+    for key in ["compiled", "valid_rejected", "invalid_accepted"] {
+        assert_eq!(on[key], off[key], "{key}");
+    }
+    assert_eq!(on["valid_rejected"], 0);
+    assert!(on["slicer"]["masks_sliced"].as_u64().unwrap() > 0, "{on}");
+    assert!(off["slicer"].is_null());
+}

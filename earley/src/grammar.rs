@@ -60,6 +60,7 @@ pub enum SymbolKind {
 /// Resource limits of a grammar and of its parsers. Exceeding one is an
 /// error, never a hang.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Limits of the lexer.
     pub lexer: LexerLimits,

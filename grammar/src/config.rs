@@ -7,6 +7,7 @@
 /// before the work it guards, so a hostile grammar fails fast instead of
 /// exhausting time or memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Largest accepted source text, in bytes.
     pub max_source_bytes: usize,
@@ -37,6 +38,7 @@ impl Default for Limits {
 
 /// How the Lark and GBNF front-ends parse and compile a grammar.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Config {
     /// Resource limits of the front-end (parsing and lowering).
     pub limits: Limits,

@@ -46,6 +46,7 @@ pub enum PropertyOrder {
 
 /// Limits that stop hostile schemas quickly with [`ErrorKind::LimitExceeded`](crate::ErrorKind::LimitExceeded).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Maximum number of schema nodes visited while normalizing.
     pub max_nodes: usize,
@@ -80,6 +81,7 @@ impl Default for Limits {
 
 /// Options of [`compile`](crate::compile).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Options {
     /// Whitespace between tokens; never before the first or after the last token.
     pub whitespace: Whitespace,
@@ -139,5 +141,37 @@ impl Options {
     /// Compact JSON: no whitespace anywhere.
     pub fn compact() -> Options {
         Options { whitespace: Whitespace::Compact, ..Options::default() }
+    }
+
+    /// These options with `whitespace`.
+    pub fn with_whitespace(mut self, whitespace: Whitespace) -> Options {
+        self.whitespace = whitespace;
+        self
+    }
+
+    /// These options with `item` between array items and object members and
+    /// `key` between a key and its value (regexes, derivre syntax).
+    pub fn with_separators(mut self, item: &str, key: &str) -> Options {
+        self.item_separator = item.to_owned();
+        self.key_separator = key.to_owned();
+        self
+    }
+
+    /// These options with `order` for object properties.
+    pub fn with_property_order(mut self, order: PropertyOrder) -> Options {
+        self.property_order = order;
+        self
+    }
+
+    /// These options with [`integer_zero_fraction`](Options::integer_zero_fraction) set to `on`.
+    pub fn with_integer_zero_fraction(mut self, on: bool) -> Options {
+        self.integer_zero_fraction = on;
+        self
+    }
+
+    /// These options with `limits`.
+    pub fn with_limits(mut self, limits: Limits) -> Options {
+        self.limits = limits;
+        self
     }
 }

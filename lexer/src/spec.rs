@@ -101,6 +101,7 @@ impl LexemeSpec {
 
 /// Resource limits of a lexer; exceeding one is an error, never a hang.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LexerLimits {
     /// The most lexer states (sets of live derivatives) one lexer may create.
     pub max_states: usize,

@@ -119,6 +119,7 @@ impl SliceSpec {
 
 /// Which slices to build and how hard to try proving them.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SlicerConfig {
     /// The slices, in priority order: a token goes to the first that matches it.
     pub slices: Vec<SliceSpec>,

@@ -162,10 +162,7 @@ fn modes() -> Vec<Mode> {
     vec![
         Mode {
             name: "compact",
-            ours: jsonschema::Options {
-                integer_zero_fraction: false,
-                ..jsonschema::Options::compact()
-            },
+            ours: jsonschema::Options::compact().with_integer_zero_fraction(false),
             llg: json!({"whitespace_flexible": false}),
         },
         Mode {

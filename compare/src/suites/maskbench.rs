@@ -101,10 +101,8 @@ fn configs(peer_env: &peer_toktrie::TokEnv, trie: &Arc<TokTrie>) -> Result<Vec<C
         // differs from llguidance's (no mask comparison).
         Config::Ours {
             name: "ours any order",
-            options: jsonschema::Options {
-                property_order: jsonschema::PropertyOrder::Any,
-                ..jsonschema::Options::llguidance_compat()
-            },
+            options: jsonschema::Options::llguidance_compat()
+                .with_property_order(jsonschema::PropertyOrder::Any),
             matcher: with_slicer(),
             compare_masks: false,
         },

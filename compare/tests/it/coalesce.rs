@@ -29,8 +29,7 @@ fn maskbench_forced_tokens_are_canonical() {
         ("llama3", Arc::new(bpe::Tokenizer::from_tokenizer_json(&llama).unwrap())),
         ("o200k", Arc::new(bpe::Tokenizer::o200k_base())),
     ];
-    let compact =
-        jsonschema::Options { integer_zero_fraction: false, ..jsonschema::Options::compact() };
+    let compact = jsonschema::Options::compact().with_integer_zero_fraction(false);
     let options = [("compact", compact), ("flexible", jsonschema::Options::llguidance_compat())];
     for (tname, tok) in &tokenizers {
         let trie = Arc::new(Matcher::trie_of(tok).unwrap());

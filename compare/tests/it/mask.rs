@@ -427,7 +427,8 @@ fn shared_grammar(
             llguidance::api::TopLevelGrammar::from_lark(src),
         ),
         Front::LarkWithoutPriorities => {
-            let cfg = grammar::Config { ignore_priorities: true, ..cfg };
+            let mut cfg = cfg;
+            cfg.ignore_priorities = true;
             let ours = grammar::lark::compile(&src, &cfg).unwrap_or_else(|e| panic!("{rel}: {e}"));
             (ours, llguidance::api::TopLevelGrammar::from_lark(strip_priorities(&src)))
         }

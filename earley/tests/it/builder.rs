@@ -183,7 +183,8 @@ fn too_many_rules_is_an_error() {
     for _ in 0..100 {
         b.add_rule(s, &[a]);
     }
-    let limits = Limits { max_rules: 50, ..Limits::default() };
+    let mut limits = Limits::default();
+    limits.max_rules = 50;
     assert_eq!(
         b.build(s, limits).unwrap_err(),
         GrammarError::TooLarge { what: "rules", limit: 50 }
@@ -224,7 +225,8 @@ fn right_recursion_hits_the_row_limit_with_an_error() {
     let s = b.add_nonterminal("s");
     b.add_rule(s, &[a, sp, s]);
     b.add_rule(s, &[a]);
-    let limits = Limits { max_items_per_row: 200, ..Limits::default() };
+    let mut limits = Limits::default();
+    limits.max_items_per_row = 200;
     let g = b.build(s, limits).unwrap();
     let mut p = earley::Parser::new(&g, &|_| None).unwrap();
     let mut err = None;

@@ -351,7 +351,8 @@ fn phrase_states_are_limited() {
         any,
         Permutation { members, required: vec![], separator: None, min: 0, max: None },
     );
-    let limits = Limits { max_phrase_states: 10, ..Limits::default() };
+    let mut limits = Limits::default();
+    limits.max_phrase_states = 10;
     let g = b.build(any, limits).unwrap();
     let text: String = (0..20).map(|i| format!("<{i}>")).collect();
     let err = g.accepts(text.as_bytes()).unwrap_err();

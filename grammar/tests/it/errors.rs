@@ -1,7 +1,7 @@
 //! Every error path of the Lark and GBNF front-ends: kind, line and column
 //! (1-based, in characters), and a word of the message.
 
-use grammar::{Config, ErrorKind, Limits};
+use grammar::{Config, ErrorKind};
 
 use ErrorKind::{Duplicate, Invalid, Limit, Syntax, UnknownName, Unsupported};
 
@@ -183,15 +183,14 @@ fn snippet_shows_the_line_and_a_caret() {
 
 #[test]
 fn limits_are_configurable() {
-    let cfg = Config {
-        limits: Limits { max_source_bytes: 10, ..Limits::default() },
-        ..Config::default()
-    };
+    let mut cfg = Config::default();
+    cfg.limits.max_source_bytes = 10;
     let e = grammar::lark::compile("start: \"aaaaaaaa\"", &cfg).unwrap_err();
     assert_eq!(e.kind(), Limit);
     let e = grammar::gbnf::compile("root ::= \"aaaaaaaa\"", &cfg).unwrap_err();
     assert_eq!(e.kind(), Limit);
-    let cfg = Config { limits: Limits { max_nodes: 3, ..Limits::default() }, ..Config::default() };
+    let mut cfg = Config::default();
+    cfg.limits.max_nodes = 3;
     let e = grammar::lark::compile("start: \"a\" \"b\" \"c\" \"d\"", &cfg).unwrap_err();
     assert_eq!((e.kind(), e.column()), (Limit, Some(20)));
     let e = grammar::gbnf::compile("root ::= \"a\" \"b\" \"c\" \"d\"", &cfg).unwrap_err();

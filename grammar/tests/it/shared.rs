@@ -49,7 +49,8 @@ fn shared_lark_grammars_compile_like_llguidance() {
 #[test]
 fn priorities_can_be_ignored() {
     let Some(dir) = data::grammars_dir("shared Lark grammars (priorities)") else { return };
-    let cfg = Config { ignore_priorities: true, ..Config::default() };
+    let mut cfg = Config::default();
+    cfg.ignore_priorities = true;
     for rel in ["lark/syncode/go_grammar.lark", "lark/syncode/sql_grammar.lark"] {
         let g = grammar::lark::compile(&read(&dir, rel), &cfg).unwrap_or_else(|e| panic!("{e}"));
         let sample: &[u8] = if rel.contains("go") {

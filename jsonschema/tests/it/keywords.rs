@@ -470,7 +470,8 @@ fn errors_name_keyword_and_pointer() {
 
 #[test]
 fn lenient_mode_warns() {
-    let o = Options { lenient: true, ..Options::compact() };
+    let mut o = Options::compact();
+    o.lenient = true;
     let c = compile(&json!({"type": "array", "$recursiveRef": "#"}), &o).unwrap();
     assert_eq!(c.warnings.len(), 1);
     assert!(c.warnings[0].contains("$recursiveRef"));
@@ -557,7 +558,7 @@ fn any_property_order_is_exact() {
         "additionalProperties": {"type": "integer"},
         "maxProperties": 4
     });
-    let options = Options { property_order: jsonschema::PropertyOrder::Any, ..Options::compact() };
+    let options = Options::compact().with_property_order(jsonschema::PropertyOrder::Any);
     let c = compile(&schema, &options).unwrap();
     let names = ["a", "b", "c", "d", "x"];
     let values = ["1", "\"s\""];
@@ -624,7 +625,7 @@ fn objects_with_many_properties() {
         (0..70).map(|i| (format!("p{i}"), json!({"type": "integer"}))).collect();
     let schema = json!({"type": "object", "properties": props, "required": ["p69"]});
     for order in [jsonschema::PropertyOrder::Schema, jsonschema::PropertyOrder::Any] {
-        let options = Options { property_order: order, ..Options::compact() };
+        let options = Options::compact().with_property_order(order);
         let c = compile(&schema, &options).unwrap();
         assert!(accepts_text(&c, r#"{"p0":1,"p69":2}"#));
         assert!(!accepts_text(&c, r#"{"p0":1}"#));

@@ -79,10 +79,8 @@ fn maskbench_dev_subset_in_any_order() {
     };
     let f = std::fs::File::open(path).unwrap();
     let r = std::io::BufReader::new(flate2::read::GzDecoder::new(f));
-    let options = jsonschema::Options {
-        property_order: jsonschema::PropertyOrder::Any,
-        ..jsonschema::Options::compact()
-    };
+    let options =
+        jsonschema::Options::compact().with_property_order(jsonschema::PropertyOrder::Any);
     let (mut rejected, mut accepted_invalid, mut valid) = (Vec::new(), Vec::new(), 0);
     for (i, line) in r.lines().enumerate() {
         if i % STRIDE != 0 {

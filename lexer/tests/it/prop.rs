@@ -112,7 +112,8 @@ fn state_budget_is_an_error_not_a_hang() {
     let mut spec = LexerSpec::new();
     // (a|b)*a(a|b){12}: an exponential DFA
     spec.add(LexemeSpec::regex("[ab]*a[ab]{12}"));
-    let limits = LexerLimits { max_states: 100, ..LexerLimits::default() };
+    let mut limits = LexerLimits::default();
+    limits.max_states = 100;
     let mut lx = Lexer::new(&spec, limits).unwrap();
     let mut all = LexemeSet::default();
     all.insert(LexemeId(0));
@@ -173,7 +174,8 @@ fn run_hard(
     let mut both = LexemeSet::default();
     both.insert(h);
     both.insert(x);
-    let mut limits = LexerLimits { relevance_fuel: fuel, ..LexerLimits::default() };
+    let mut limits = LexerLimits::default();
+    limits.relevance_fuel = fuel;
     limits.step_fuel = step_fuel.unwrap_or(limits.step_fuel);
     let mut lx = Lexer::new(&spec, limits).unwrap();
     if step_fuel.is_some() {
@@ -229,7 +231,8 @@ fn a_step_shares_its_fuel_and_has_none_before_begin_step_limits() {
     let mut set = LexemeSet::default();
     set.insert(hard);
     let walk = |step_fuel: u64, steps: bool| {
-        let limits = LexerLimits { step_fuel, ..LexerLimits::default() };
+        let mut limits = LexerLimits::default();
+        limits.step_fuel = step_fuel;
         let mut lx = Lexer::new(&spec, limits).unwrap();
         if steps {
             lx.begin_step();

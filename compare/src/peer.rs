@@ -39,3 +39,22 @@ pub fn llg_factory(
     factory.quiet();
     Ok(factory)
 }
+
+/// Our vocabulary of `tokenizer` as llguidance sees it: one end-of-sequence
+/// token (the first of our default stop tokens, as llguidance's token
+/// environment holds one), the JSON slicer when `slicer`; and that token.
+///
+/// # Errors
+/// The vocabulary cannot be built.
+pub fn vocabulary(
+    tokenizer: &Arc<bpe::Tokenizer>,
+    slicer: bool,
+) -> anyhow::Result<(structgen::Vocabulary, u32)> {
+    let eos = tokenizer
+        .special_tokens()
+        .find(|(_, name)| structgen::DEFAULT_STOP_NAMES.contains(name))
+        .map(|(id, _)| toktrie::TokenId(id));
+    let b = structgen::Vocabulary::builder().tokenizer(tokenizer.clone()).stop_tokens(eos);
+    let b = b.slicer(slicer.then(slicer::SlicerConfig::json));
+    Ok((b.build()?, eos.map_or(0, |t| t.0)))
+}

@@ -268,7 +268,6 @@ pub(crate) fn compile(
     Ok(Grammar {
         inner: Arc::new(GrammarInner {
             lexer,
-            warm_lexer: std::sync::Mutex::new(None),
             names,
             kinds,
             specials: parts.specials,

@@ -513,10 +513,9 @@ pub struct Grammar {
 
 #[derive(Debug)]
 pub(crate) struct GrammarInner {
+    /// The lexer every parser starts from (cloned; never changed after
+    /// compilation, so the grammar holds no mutable state).
     pub(crate) lexer: Lexer,
-    /// The lexer of the parser dropped last with the most states: new parsers
-    /// start from its warm transition table (a cache; any copy is correct).
-    pub(crate) warm_lexer: std::sync::Mutex<Option<Lexer>>,
     pub(crate) names: Vec<String>,
     pub(crate) kinds: Vec<SymbolKind>,
     pub(crate) specials: Vec<SpecialToken>,
@@ -570,6 +569,17 @@ impl Grammar {
     /// The number of lexemes (the `%ignore` lexeme included).
     pub fn num_lexemes(&self) -> usize {
         self.inner.lexer.num_lexemes()
+    }
+
+    /// An estimate of the heap memory the grammar holds, in bytes (its
+    /// lexer, see [`Lexer::heap_size`](lexer::Lexer::heap_size), and its
+    /// rule arrays). For cache accounting, not an exact figure.
+    pub fn heap_size(&self) -> usize {
+        let g = &self.inner;
+        g.lexer.heap_size()
+            + 4 * (g.rhs.len() + g.rule_starts.len() + 2 * g.rules_of.len())
+            + g.names.iter().map(|n| n.len() + 24).sum::<usize>()
+            + 16 * g.kinds.len()
     }
 
     /// The special tokens the grammar mentions, indexed by

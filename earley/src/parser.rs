@@ -162,22 +162,6 @@ pub struct Parser {
     phrases: PhraseStates,
 }
 
-impl Drop for Parser {
-    fn drop(&mut self) {
-        // Hand the warm lexer back to the grammar for the next parser.
-        if self.lexer.error().is_some() {
-            return;
-        }
-        if let Ok(mut warm) = self.g.warm_lexer.lock() {
-            let better = warm.as_ref().is_none_or(|w| w.num_states() < self.lexer.num_states());
-            if better {
-                let cold = self.g.lexer.clone();
-                *warm = Some(std::mem::replace(&mut self.lexer, cold));
-            }
-        }
-    }
-}
-
 impl Parser {
     /// A parser at the start of the text. `special` resolves the names of
     /// special tokens (`<|eom_id|>`) to token ids.
@@ -201,10 +185,11 @@ impl Parser {
             });
         }
         let n = g.kinds.len();
-        let lexer = match g.warm_lexer.lock() {
-            Ok(w) => w.as_ref().unwrap_or(&g.lexer).clone(),
-            Err(_) => g.lexer.clone(),
-        };
+        // Every parser starts from the grammar's own lexer, never from one
+        // another parser warmed: a parser's answers (which derivatives a
+        // step's fuel proves, when a state limit trips) depend on its own
+        // bytes only.
+        let lexer = g.lexer.clone();
         let mut p = Parser {
             lexer,
             g,

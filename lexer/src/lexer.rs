@@ -382,6 +382,19 @@ impl Lexer {
         self.state_pairs.len()
     }
 
+    /// An estimate of the heap memory the lexer holds, in bytes: the
+    /// expression set and the state table (the derivative and relevance
+    /// caches are counted at a fixed cost per expression). For cache
+    /// accounting, not an exact figure.
+    pub fn heap_size(&self) -> usize {
+        let states: usize = self.state_pairs.iter().map(|p| 2 * 4 * p.len() + 48).sum();
+        self.exprs.num_bytes()
+            + 16 * self.exprs.len()
+            + 4 * self.table.len()
+            + states
+            + self.accept_sets.iter().map(|s| 2 * 4 * s.len() + 48).sum::<usize>()
+    }
+
     /// The number of transitions computed by the derivative engine so far
     /// (each table miss counts once).
     pub fn num_transitions(&self) -> usize {

@@ -3,9 +3,12 @@
 //!
 //! - [`tokenizer`]: loading a tokenizer from a `--tokenizer` spec (the
 //!   embedded vocabularies, tiktoken files, `tokenizer.json`, gzipped or not).
+//! - [`replay`]: replaying a document with a stand-in sampler to count what
+//!   forced tokens save.
 //!
 //! The `structgen` library under it does no file I/O; reading files and
 //! gzip happens here.
 #![forbid(unsafe_code)]
 
+pub mod replay;
 pub mod tokenizer;

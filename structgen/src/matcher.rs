@@ -1,14 +1,17 @@
 //! The [`Matcher`]: token masks and token consumption under a grammar.
 
+use earley::{ParseError, Parser, ParserStats, PositionKey};
+use toktrie::{TokTrie, TokenId, TokenKind, TokenSet};
+
+use crate::{Grammar, Vocabulary};
 use std::sync::Arc;
 
-use earley::{Grammar, ParseError, Parser, ParserStats, PositionKey};
-use toktrie::{TokTrie, TokTrieBuilder, TokenId, TokenKind, TokenSet};
-
+mod bitmask;
 mod forced;
 mod options;
 mod sliced;
-pub use forced::{DEFAULT_MAX_FORCED_BYTES, ForcedTokens, ReplayStats};
+pub use bitmask::{BatchError, fill_bitmask_batch};
+pub use forced::{DEFAULT_MAX_FORCED_BYTES, ForcedTokens};
 pub use options::Backtrack;
 pub use sliced::SlicerStats;
 
@@ -30,10 +33,18 @@ pub enum MatcherError {
         /// The token.
         token: TokenId,
     },
-    /// A token after the end of sequence.
-    AfterEos {
+    /// A token after the matcher stopped (after a stop token, or past the
+    /// grammar's `max_tokens`).
+    AfterStop {
         /// The token.
         token: TokenId,
+    },
+    /// A bitmask row too short for the vocabulary.
+    BitmaskTooSmall {
+        /// Words needed: `ceil(vocabulary size / 32)`.
+        need: usize,
+        /// Words given.
+        got: usize,
     },
 }
 
@@ -47,8 +58,11 @@ impl std::fmt::Display for MatcherError {
             MatcherError::UnknownToken { token } => {
                 write!(f, "token {} is not in the vocabulary", token.0)
             }
-            MatcherError::AfterEos { token } => {
-                write!(f, "token {} comes after the end of sequence", token.0)
+            MatcherError::AfterStop { token } => {
+                write!(f, "token {} comes after the matcher stopped", token.0)
+            }
+            MatcherError::BitmaskTooSmall { need, got } => {
+                write!(f, "a bitmask row of {got} words is too small: the vocabulary needs {need}")
             }
         }
     }
@@ -62,6 +76,22 @@ impl From<ParseError> for MatcherError {
     }
 }
 
+/// Why a matcher allows no more text (see [`Matcher::stop_reason`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// A stop token was consumed where the grammar accepts.
+    StopToken(TokenId),
+    /// The grammar allows nothing but the end: the mask holds only the
+    /// stop tokens.
+    NoExtension,
+    /// The grammar's `max_tokens` were consumed: the mask holds only the
+    /// stop tokens.
+    MaxTokens,
+    /// The matcher is stopped in an error ([`Matcher::error`]).
+    Error,
+}
+
 /// What one consumed token pushed on the parser.
 #[derive(Clone, Copy, Debug)]
 enum Step {
@@ -69,59 +99,82 @@ enum Step {
     Bytes(usize),
     /// A special token (one frame).
     Special,
-    /// An end-of-sequence token (nothing pushed; the matcher stopped).
-    Eos,
+    /// A stop token that ended the sequence (nothing pushed).
+    Stop,
+}
+
+/// What the queries on `&self` answer, refreshed after every change of
+/// position (a consumed token, a rollback, a reset).
+#[derive(Clone, Copy, Debug, Default)]
+struct Status {
+    /// The text so far is a sentence: a stop token is allowed.
+    accepting: bool,
+    /// Some byte or special token may come next.
+    can_extend: bool,
 }
 
 /// Token masks and token consumption for one sequence under one grammar.
 ///
 /// ```
-/// use std::sync::Arc;
-/// use structgen::Matcher;
-/// use toktrie::{TokTrieBuilder, TokenId};
+/// use structgen::{Grammar, Matcher, Vocabulary, toktrie::TokenId};
 ///
-/// let trie = TokTrieBuilder::new()
-///     .token(TokenId(0), b"1")
-///     .token(TokenId(1), b"2")
-///     .token(TokenId(2), b"a")
+/// let vocab = Vocabulary::builder()
+///     .token_list(&["1", "2", "a"])
 ///     .special(TokenId(3), "<eos>")
-///     .eos(TokenId(3))
-///     .build()
-///     .unwrap();
-/// let grammar = structgen::grammar::regex::compile("[0-9]{2}").unwrap();
-/// let mut m = Matcher::new(Arc::new(trie), &grammar).unwrap();
-/// let allowed: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
-/// assert_eq!(allowed, [0, 1]);
-/// m.consume_tokens(&[TokenId(0), TokenId(1)]).unwrap();
+///     .stop_tokens([TokenId(3)])
+///     .build()?;
+/// let grammar = Grammar::regex("[0-9]{2}")?;
+/// let mut m = Matcher::new(&vocab, &grammar)?;
+/// let mut row = vec![0u32; vocab.bitmask_words()];
+/// m.fill_bitmask(&mut row)?;
+/// assert_eq!(row, [0b011]); // tokens 0 and 1
+/// m.consume_tokens(&[TokenId(0), TokenId(1)])?;
 /// assert!(m.is_accepting());
-/// assert!(m.compute_mask().unwrap().contains(TokenId(3))); // EOS only now
+/// m.fill_bitmask(&mut row)?;
+/// assert_eq!(row, [0b1000]); // the stop token only
 /// assert!(m.consume_token(TokenId(2)).is_err()); // outside the mask: sticky error
-/// assert!(m.compute_mask().is_err());
+/// assert!(m.error().is_some());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
 /// A token outside the mask is never a panic: it is an error that leaves the
-/// matcher stopped in that error ([`error`](Matcher::error)). The matcher is
-/// `Send`, so the masks of a batch can be computed on several threads.
+/// matcher stopped in that error ([`error`](Matcher::error)). A matcher is
+/// `Send + Sync`, so the masks of a batch can be computed on several threads
+/// ([`fill_bitmask_batch`]); it shares its grammar and vocabulary with
+/// other matchers by [`Arc`] and nothing else, so its masks depend on its
+/// own tokens only.
+///
+/// Cloning a matcher forks it: the clone goes on independently from the
+/// same position. It copies the parser's state (its consumed bytes, Earley
+/// rows and lexer tables: kilobytes to a few megabytes for large schemas),
+/// not the grammar or the vocabulary.
 ///
 /// Grammars with Lark's `stop=X` hide the stop text from the model: after
 /// a token that ends with it, [`backtrack`](Matcher::backtrack) says which
-/// trailing tokens to take back; `stop=""` lets EOS end a lexeme (EOS is
-/// then in the mask and the grammar goes on); `max_tokens=N` limits the
-/// tokens a lexeme spans (see `matcher/options.rs`).
+/// trailing tokens to take back; `stop=""` lets a stop token end a lexeme
+/// (it is then in the mask and the grammar goes on); `max_tokens=N` limits
+/// the tokens a lexeme spans (see `matcher/options.rs`).
 #[derive(Clone, Debug)]
 pub struct Matcher {
+    vocab: Vocabulary,
+    grammar: Grammar,
+    /// `vocab.trie()`, kept at hand for the hot path.
     trie: Arc<TokTrie>,
     parser: Parser,
     mask: TokenSet,
     steps: Vec<Step>,
     error: Option<MatcherError>,
-    stopped: bool,
+    /// The stop tokens of this matcher (the vocabulary's by default).
+    stop_tokens: Vec<TokenId>,
+    /// Set when a stop token ended the sequence.
+    stopped: Option<TokenId>,
+    status: Status,
     /// The position `mask` was computed at: equal positions have equal masks.
     mask_key: Option<PositionKey>,
     /// The slicer, when on (see [`with_slicer`](Matcher::with_slicer)).
     slicer: Option<sliced::SlicerHook>,
-    /// Forced tokens, when a tokenizer is given (see
-    /// [`with_tokenizer`](Matcher::with_tokenizer)).
+    /// Forced tokens, when the vocabulary has a tokenizer that supports
+    /// them (see [`forced_tokens`](Matcher::forced_tokens)).
     forcing: Option<Box<forced::Forcing>>,
     /// Token counts and backtracking of the lexeme options `max_tokens=`
     /// and `stop=` (see `matcher/options.rs`).
@@ -129,64 +182,58 @@ pub struct Matcher {
 }
 
 impl Matcher {
-    /// A matcher at the start of the grammar. Special-token names in the
-    /// grammar (`<|eom_id|>`) are looked up in `trie`.
+    /// A matcher at the start of `grammar`, over `vocab` with its stop
+    /// tokens, its slicer and (when its tokenizer supports them) forced
+    /// tokens. Special-token names in the grammar (`<|eom_id|>`) are looked
+    /// up in the vocabulary.
+    ///
+    /// Costs a copy of the grammar's lexer tables and the first Earley row.
     ///
     /// # Errors
     /// A special token the vocabulary lacks; a limit exceeded on the first row.
-    pub fn new(trie: Arc<TokTrie>, grammar: &Grammar) -> Result<Matcher, MatcherError> {
+    pub fn new(vocab: &Vocabulary, grammar: &Grammar) -> Result<Matcher, MatcherError> {
+        let trie = vocab.trie().clone();
         let parser = {
             let t = trie.clone();
-            Parser::new(grammar, &move |name| t.special_by_name(name))?
+            Parser::new(grammar.earley(), &move |name| t.special_by_name(name))?
         };
         let mask = trie.token_set();
         let options = options::LexemeOptions::new(parser.lexer());
-        Ok(Matcher {
+        let mut m = Matcher {
+            vocab: vocab.clone(),
+            grammar: grammar.clone(),
             trie,
             parser,
             mask,
             steps: Vec::new(),
             error: None,
-            stopped: false,
+            stop_tokens: vocab.stop_tokens().to_vec(),
+            stopped: None,
+            status: Status::default(),
             mask_key: None,
             slicer: None,
             forcing: None,
             options,
-        })
+        };
+        m = m.with_slicer(vocab.slicer().cloned());
+        if let Some(c) = vocab.coalescer() {
+            m.forcing = Some(Box::new(forced::Forcing::new(c.clone())));
+        }
+        m.refresh_status()?;
+        Ok(m)
     }
 
-    /// The trie of a [`bpe::Tokenizer`]: its ordinary tokens by bytes, its
-    /// special tokens by name, and `<|endoftext|>`, `<|end_of_text|>`,
-    /// `<|eot_id|>` or `</s>` (the first present) as the end of sequence.
+    /// This matcher with `stop` as its stop tokens instead of the
+    /// vocabulary's (a per-request override, such as a chat model's
+    /// end-of-turn token only).
     ///
     /// # Errors
-    /// A vocabulary the trie cannot hold (see [`toktrie::BuildError`]).
-    pub fn trie_of(tokenizer: &bpe::Tokenizer) -> Result<TokTrie, toktrie::BuildError> {
-        let mut b = TokTrieBuilder::new().vocab_size(tokenizer.vocab_size());
-        for id in 0..tokenizer.vocab_size() as u32 {
-            if tokenizer.is_special(id) {
-                continue;
-            }
-            if let Some(bytes) = tokenizer.token_bytes(id) {
-                b = b.token(TokenId(id), bytes);
-            }
-        }
-        let mut eos = None;
-        for (id, name) in tokenizer.special_tokens() {
-            b = b.special(TokenId(id), name);
-            let rank = ["<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "</s>"]
-                .iter()
-                .position(|n| *n == name);
-            if let Some(rank) = rank
-                && eos.is_none_or(|(r, _)| rank < r)
-            {
-                eos = Some((rank, id));
-            }
-        }
-        if let Some((_, id)) = eos {
-            b = b.eos(TokenId(id));
-        }
-        b.build()
+    /// A token outside the vocabulary.
+    pub fn with_stop_tokens(mut self, stop: &[TokenId]) -> Result<Matcher, crate::Error> {
+        self.vocab.check_ids(stop)?;
+        self.stop_tokens = stop.to_vec();
+        self.mask_key = None;
+        Ok(self)
     }
 
     /// The vocabulary trie.
@@ -194,9 +241,25 @@ impl Matcher {
         &self.trie
     }
 
+    /// The vocabulary.
+    pub fn vocabulary(&self) -> &Vocabulary {
+        &self.vocab
+    }
+
+    /// The grammar.
+    pub fn grammar(&self) -> &Grammar {
+        &self.grammar
+    }
+
+    /// The stop tokens of this matcher.
+    pub fn stop_tokens(&self) -> &[TokenId] {
+        &self.stop_tokens
+    }
+
     /// The tokens allowed next: the ordinary tokens whose bytes the grammar
-    /// allows, the special tokens it allows, and the EOS tokens exactly when
-    /// the text so far is a sentence.
+    /// allows, the special tokens it allows, and the stop tokens exactly
+    /// when the text so far is a sentence. After a stop token, nothing;
+    /// once the grammar's `max_tokens` are consumed, the stop tokens only.
     ///
     /// # Errors
     /// The matcher is stopped in an error, or a limit was exceeded (the
@@ -205,8 +268,16 @@ impl Matcher {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
-        if self.stopped {
+        if self.stopped.is_some() {
             self.mask.clear();
+            return Ok(&self.mask);
+        }
+        if self.at_max_tokens() {
+            self.mask.clear();
+            for &t in &self.stop_tokens {
+                self.mask.insert(t);
+            }
+            self.mask_key = None;
             return Ok(&self.mask);
         }
         if self.healing_mask().is_some() {
@@ -220,7 +291,7 @@ impl Matcher {
         }
         self.mask_key = None;
         self.parser.begin_step();
-        if self.parser.can_extend() {
+        if self.status.can_extend {
             if !self.sliced_mask() {
                 self.trie.compute_mask_by_state(&mut self.parser, &mut self.mask);
             }
@@ -231,27 +302,60 @@ impl Matcher {
         if let Err(e) = self.filter_token_limits() {
             return Err(self.fail(e));
         }
-        let accepting = self.parser.is_accepting();
-        if let Err(e) = self.parser.check().and(accepting.clone()) {
+        if let Err(e) = self.parser.check() {
             return Err(self.fail(e.into()));
         }
-        let accepting = accepting.unwrap_or(false);
-        for &eos in self.trie.eos_tokens() {
-            if accepting || self.parser.eos_ends_lexeme() {
-                self.mask.insert(eos);
-            } else if !self.parser.special_token_allowed(eos) {
-                self.mask.remove(eos);
+        let ends_lexeme = self.parser.eos_ends_lexeme();
+        for i in 0..self.stop_tokens.len() {
+            let t = self.stop_tokens[i];
+            if self.status.accepting || ends_lexeme {
+                self.mask.insert(t);
+            } else if !self.parser.special_token_allowed(t) {
+                self.mask.remove(t);
             }
         }
         self.mask_key = Some(key);
         Ok(&self.mask)
     }
 
+    /// Writes the mask into one row of an engine's bitmask: token `i` is
+    /// bit `i % 32` of word `i / 32` (the layout of XGrammar, llguidance
+    /// and outlines-core); every word of `row` is written, so padding words
+    /// past the vocabulary are cleared.
+    ///
+    /// On an error the row allows the stop tokens only (so a sampler still
+    /// ends the sequence) and the error is returned.
+    ///
+    /// # Errors
+    /// As [`compute_mask`](Matcher::compute_mask);
+    /// [`MatcherError::BitmaskTooSmall`] when `row` has fewer than
+    /// [`Vocabulary::bitmask_words`] words (nothing is written).
+    pub fn fill_bitmask(&mut self, row: &mut [u32]) -> Result<(), MatcherError> {
+        let need = self.vocab.bitmask_words();
+        if row.len() < need {
+            return Err(MatcherError::BitmaskTooSmall { need, got: row.len() });
+        }
+        match self.compute_mask() {
+            Ok(mask) => {
+                mask.write_bitmask(row);
+                Ok(())
+            }
+            Err(e) => {
+                row.fill(0);
+                for t in &self.stop_tokens {
+                    row[t.index() / 32] |= 1 << (t.index() % 32);
+                }
+                Err(e)
+            }
+        }
+    }
+
     /// Consumes one token.
     ///
     /// # Errors
     /// A token outside the mask ([`MatcherError::TokenRejected`]), an unknown
-    /// id, a token after EOS, or a limit exceeded. Every error is sticky.
+    /// id, a token after the matcher stopped, or a limit exceeded. Every
+    /// error is sticky.
     pub fn consume_token(&mut self, token: TokenId) -> Result<(), MatcherError> {
         if let Some(e) = &self.error {
             return Err(e.clone());
@@ -260,7 +364,7 @@ impl Matcher {
             Ok(Some(step)) => {
                 self.steps.push(step);
                 self.forcing_consumed(token);
-                Ok(())
+                self.refresh_status()
             }
             Ok(None) => {
                 let e = MatcherError::TokenRejected { token, position: self.steps.len() };
@@ -291,6 +395,9 @@ impl Matcher {
         let mut n = 0;
         let mut result = Ok(());
         for &t in tokens {
+            if self.at_max_tokens() && !self.stop_tokens.contains(&t) {
+                break;
+            }
             match self.try_step(t) {
                 Ok(Some(step)) => {
                     self.steps.push(step);
@@ -321,23 +428,75 @@ impl Matcher {
             match step {
                 Step::Bytes(k) => frames += k,
                 Step::Special => frames += 1,
-                Step::Eos => self.stopped = false,
+                Step::Stop => self.stopped = None,
             }
         }
         self.parser.pop_bytes(frames);
         self.forcing_rolled_back();
         self.options_rolled_back();
+        if self.error.is_none()
+            && let Err(e) = self.refresh_status()
+        {
+            self.fail(e);
+        }
     }
 
-    /// Whether the text so far is a sentence (EOS is allowed).
-    pub fn is_accepting(&mut self) -> bool {
-        self.error.is_none() && (self.stopped || self.parser.is_accepting().unwrap_or(false))
+    /// Back to the start of the grammar, as a new matcher over the same
+    /// grammar and vocabulary with this matcher's settings (stop tokens,
+    /// slicer, forcing), errors cleared. Cheaper than a new matcher: the
+    /// lexer keeps the states it has built (which only saves work; masks
+    /// are the same).
+    ///
+    /// # Errors
+    /// A limit exceeded on the first row (as [`new`](Matcher::new)).
+    pub fn reset(&mut self) -> Result<(), MatcherError> {
+        if self.error.is_some() {
+            // A parser stopped by a limit is rebuilt from the grammar.
+            let fresh = Matcher::new(&self.vocab, &self.grammar)?;
+            let enabled = self.forcing.as_ref().is_none_or(|f| f.enabled);
+            let slicer = self.slicer.as_ref().map(|h| h.slicer().clone());
+            let stop = std::mem::take(&mut self.stop_tokens);
+            *self = fresh.with_slicer(slicer);
+            self.stop_tokens = stop;
+            self.set_forcing(enabled);
+            return Ok(());
+        }
+        self.rollback(self.steps.len());
+        self.stopped = None;
+        if let Some(f) = &mut self.forcing {
+            f.reset();
+        }
+        self.parser.pop_bytes(self.parser.num_bytes());
+        self.mask_key = None;
+        self.refresh_status()
     }
 
-    /// Whether the matcher stopped: after an EOS token, in an error, or
-    /// when the grammar allows nothing more than the end of the sequence.
-    pub fn is_stopped(&mut self) -> bool {
-        self.stopped || self.error.is_some() || !self.parser.can_extend()
+    /// Whether the text so far is a sentence: a stop token is allowed
+    /// (and after a stop token: `true`).
+    pub fn is_accepting(&self) -> bool {
+        self.error.is_none()
+            && (self.stopped.is_some() || (self.status.accepting && !self.healing_pending()))
+    }
+
+    /// Whether the matcher allows no more text: see [`stop_reason`](Matcher::stop_reason).
+    pub fn is_stopped(&self) -> bool {
+        self.stop_reason().is_some()
+    }
+
+    /// Why the matcher allows no more text, or `None` while text may
+    /// still come.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        if self.error.is_some() {
+            Some(StopReason::Error)
+        } else if let Some(t) = self.stopped {
+            Some(StopReason::StopToken(t))
+        } else if self.at_max_tokens() {
+            Some(StopReason::MaxTokens)
+        } else if !self.status.can_extend && !self.healing_pending() {
+            Some(StopReason::NoExtension)
+        } else {
+            None
+        }
     }
 
     /// The error the matcher stopped in, if any.
@@ -367,26 +526,51 @@ impl Matcher {
         e
     }
 
+    fn at_max_tokens(&self) -> bool {
+        self.grammar.max_tokens().is_some_and(|max| self.steps.len() >= max)
+    }
+
+    /// Recomputes what the `&self` queries answer, after the position
+    /// changed.
+    fn refresh_status(&mut self) -> Result<(), MatcherError> {
+        if self.stopped.is_some() {
+            self.status = Status::default();
+            return Ok(());
+        }
+        let accepting = self.parser.is_accepting().map_err(|e| self.fail(e.into()))?;
+        let can_extend = self.parser.can_extend();
+        self.parser.check().map_err(|e| self.fail(e.into()))?;
+        self.status = Status { accepting, can_extend };
+        Ok(())
+    }
+
     /// Consumes `token` if allowed: `Ok(None)` when not allowed (nothing changed).
     fn try_step(&mut self, token: TokenId) -> Result<Option<Step>, MatcherError> {
-        if self.stopped {
-            return Err(MatcherError::AfterEos { token });
+        if self.stopped.is_some() {
+            return Err(MatcherError::AfterStop { token });
+        }
+        let is_stop = self.stop_tokens.contains(&token);
+        if self.at_max_tokens() {
+            if is_stop {
+                self.stopped = Some(token);
+                return Ok(Some(Step::Stop));
+            }
+            return Err(MatcherError::AfterStop { token });
         }
         if let Some(r) = self.healing_step(token) {
             return r;
         }
         self.parser.begin_step();
-        let is_eos = self.trie.eos_tokens().contains(&token);
         match self.trie.kind(token) {
             TokenKind::Special => {
                 if self.parser.try_consume_special(token)? {
                     Ok(Some(Step::Special))
-                } else if is_eos && self.parser.try_consume_eos_end()? {
-                    // `stop=""`: the EOS token ends a lexeme and the text goes on.
+                } else if is_stop && self.parser.try_consume_eos_end()? {
+                    // `stop=""`: the stop token ends a lexeme and the text goes on.
                     Ok(Some(Step::Special))
-                } else if is_eos && self.parser.is_accepting()? {
-                    self.stopped = true;
-                    Ok(Some(Step::Eos))
+                } else if is_stop && self.parser.is_accepting()? {
+                    self.stopped = Some(token);
+                    Ok(Some(Step::Stop))
                 } else {
                     Ok(None)
                 }
@@ -418,10 +602,11 @@ impl Matcher {
 mod tests {
     use super::*;
 
-    fn assert_send<T: Send>() {}
+    fn assert_send_sync<T: Send + Sync>() {}
 
     #[test]
-    fn matcher_is_send() {
-        assert_send::<Matcher>();
+    fn public_types_are_send_and_sync() {
+        assert_send_sync::<Matcher>();
+        assert_send_sync::<MatcherError>();
     }
 }

@@ -161,6 +161,40 @@ impl TokenSet {
         &self.words
     }
 
+    /// The number of 32-bit words of a bitmask row over `len` ids
+    /// (`ceil(len / 32)`), the layout engines share (see
+    /// [`write_bitmask`](TokenSet::write_bitmask)).
+    pub fn bitmask_words(len: usize) -> usize {
+        len.div_ceil(32)
+    }
+
+    /// Writes the set into `row` in the 32-bit bitmask layout that
+    /// XGrammar, llguidance and outlines-core share and vLLM applies with
+    /// one kernel: id `i` is bit `i % 32` of word `i / 32`. Every word of
+    /// `row` is written: words past the set's own are cleared (padding
+    /// for a model whose vocabulary is larger than the tokenizer's), and
+    /// so are bits past `len`. Returns `false`, writing nothing, when `row`
+    /// holds fewer than [`bitmask_words`](TokenSet::bitmask_words)`(len)`
+    /// words.
+    ///
+    /// O(len / 32 + row.len()).
+    pub fn write_bitmask(&self, row: &mut [u32]) -> bool {
+        let need = Self::bitmask_words(self.len);
+        if row.len() < need {
+            return false;
+        }
+        let (head, tail) = row.split_at_mut(need);
+        // Little-endian halves of each u64 word are the two u32 words.
+        for (pair, &word) in head.chunks_mut(2).zip(&self.words) {
+            pair[0] = word as u32;
+            if let Some(hi) = pair.get_mut(1) {
+                *hi = (word >> 32) as u32;
+            }
+        }
+        tail.fill(0);
+        true
+    }
+
     /// Sets `logits[i]` to negative infinity for every id `i` that is not a
     /// member. Ids at or past `len` (padding) are never members, so a logits
     /// slice longer than the set is masked entirely past `len`; a shorter

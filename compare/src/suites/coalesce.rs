@@ -29,8 +29,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
-use structgen::Matcher;
-use toktrie::{TokTrie, TokenId};
+use structgen::{Grammar, Matcher, Vocabulary};
+use toktrie::TokenId;
 
 use compare::report::Report;
 
@@ -89,7 +89,7 @@ impl Sums {
 
 fn replay_ours(m: &mut Matcher, doc: &[u32]) -> Option<Sums> {
     let ids: Vec<TokenId> = doc.iter().map(|&t| TokenId(t)).collect();
-    let s = m.replay(&ids).ok()?;
+    let s = structgen_cli::replay::replay(m, &ids).ok()?;
     Some(Sums {
         tokens: s.tokens,
         forced: s.forced_tokens,
@@ -177,13 +177,12 @@ fn modes() -> Vec<Mode> {
 /// calls, llguidance's model calls).
 fn character(
     tok: &Arc<bpe::Tokenizer>,
-    trie: &Arc<TokTrie>,
+    vocab: &Vocabulary,
     factory: &llguidance::ParserFactory,
 ) -> Result<(usize, Sums, Sums)> {
     let rx = r#"\{"name":("John"|"Paul"),"age":(20|30)\}"#;
     let doc = tok.encode(r#"{"name":"Paul","age":20}"#);
-    let g = grammar::regex::compile(rx)?;
-    let mut m = Matcher::new(trie.clone(), &g)?.with_tokenizer(tok.clone());
+    let mut m = Matcher::new(vocab, &Grammar::regex(rx)?)?;
     let ours = replay_ours(&mut m, &doc).context("ours rejects the Character example")?;
     let top = llguidance::api::TopLevelGrammar::from_regex(rx);
     let mut lm = llguidance::Matcher::new(factory.create_parser(top));
@@ -240,12 +239,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     );
     let mut summary = Vec::new();
     for (tname, tok) in &tokenizers {
-        let trie = Arc::new(Matcher::trie_of(tok)?);
-        let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
+        let (vocab, eos) = compare::peer::vocabulary(tok, false)?;
         let env = canonical_env(tok, eos);
         let factory = compare::peer::llg_factory(&env, &[])?;
 
-        let (n, ours, theirs) = character(tok, &trie, &factory)?;
+        let (n, ours, theirs) = character(tok, &vocab, &factory)?;
         ensure!(ours.non_canonical == 0, "{tname}: non-canonical forced tokens on Character");
         report.row(vec![
             json!(tname),
@@ -268,6 +266,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             for rec in &records {
                 let Ok(c) = jsonschema::compile(&rec["schema"], &mode.ours) else { continue };
                 let Ok(g) = c.grammar.to_earley(earley::Limits::default()) else { continue };
+                let g = Grammar::from_earley(g);
                 let mut schema = rec["schema"].clone();
                 if let Some(obj) = schema.as_object_mut() {
                     obj.insert("x-guidance".into(), mode.llg.clone());
@@ -282,7 +281,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                         continue;
                     }
                     let doc = tok.encode(&serde_json::to_string(&t["data"])?);
-                    let mut m = Matcher::new(trie.clone(), &g)?.with_tokenizer(tok.clone());
+                    let mut m = Matcher::new(&vocab, &g)?;
                     let Some(o) = replay_ours(&mut m, &doc) else { continue };
                     let mut lm = template.deep_clone();
                     let Some(l) = replay_llg(&mut lm, &doc) else { continue };

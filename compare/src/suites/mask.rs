@@ -12,26 +12,32 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::json;
-use structgen::Matcher;
-use toktrie::{StateRecognizer, TokTrie, TokenId};
+use structgen::{Grammar, Matcher, Vocabulary};
+use toktrie::{StateRecognizer, TokenId};
 
 use compare::report::Report;
 
 struct Vocab {
     name: &'static str,
-    tokenizer: bpe::Tokenizer,
-    trie: Arc<TokTrie>,
-    peer: peer_toktrie::TokEnv,
-    /// Our default JSON slicer of `trie`.
+    tokenizer: Arc<bpe::Tokenizer>,
+    /// Ours, with our default JSON slicer (switched off per matcher for the
+    /// plain walk).
+    vocab: Vocabulary,
     slicer: Arc<slicer::Slicer>,
+    peer: peer_toktrie::TokEnv,
 }
 
 fn vocab(name: &'static str, tokenizer: bpe::Tokenizer) -> Result<Vocab> {
-    let trie = Matcher::trie_of(&tokenizer)?;
-    let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
+    let tokenizer = Arc::new(tokenizer);
+    let (vocab, eos) = compare::peer::vocabulary(&tokenizer, true)?;
     let peer = compare::peer::llg_tok_env(&tokenizer, eos);
-    let slicer = Arc::new(slicer::Slicer::new(&trie, &slicer::SlicerConfig::json())?);
-    Ok(Vocab { name, tokenizer, trie: Arc::new(trie), peer, slicer })
+    let slicer = vocab.slicer().context("the JSON slicer")?.clone();
+    Ok(Vocab { name, tokenizer, vocab, slicer, peer })
+}
+
+/// A matcher walking the whole trie (no slicer).
+fn plain(v: &Vocab, g: &Grammar) -> Result<Matcher> {
+    Ok(Matcher::new(&v.vocab, g)?.with_slicer(None))
 }
 
 enum Kind {
@@ -99,10 +105,10 @@ fn cases() -> Result<Vec<Case>> {
     Ok(cases)
 }
 
-fn ours_grammar(kind: &Kind) -> Result<earley::Grammar> {
+fn ours_grammar(kind: &Kind) -> Result<Grammar> {
     Ok(match kind {
-        Kind::Regex(rx) => grammar::regex::compile(rx)?,
-        Kind::Lark(src) => grammar::lark::compile(src, &grammar::Config::default())?,
+        Kind::Regex(rx) => Grammar::regex(rx)?,
+        Kind::Lark(src) => Grammar::lark(src)?,
     })
 }
 
@@ -146,22 +152,24 @@ impl StateRecognizer for Counting<'_> {
 /// The share of trie nodes that reach the parser, over the masks along
 /// `tokens`: Earley rows (computed or reused) per trie node the recognizer
 /// accepted. Measured on a parser of its own, outside the timed runs.
-fn node_share(v: &Vocab, grammar: &earley::Grammar, tokens: &[TokenId]) -> Result<(u64, u64)> {
-    let trie = v.trie.clone();
-    let mut parser = earley::Parser::new(grammar, &move |name| trie.special_by_name(name))?;
-    let mut mask = v.trie.token_set();
+fn node_share(v: &Vocab, grammar: &Grammar, tokens: &[TokenId]) -> Result<(u64, u64)> {
+    let trie = v.vocab.trie().clone();
+    let mut parser =
+        earley::Parser::new(grammar.earley(), &move |name| trie.special_by_name(name))?;
+    let trie = v.vocab.trie();
+    let mut mask = trie.token_set();
     let (mut rows, mut accepted) = (0, 0);
     for step in 0..=tokens.len() {
         parser.begin_step();
         let before = parser.stats();
         let mut counting = Counting { parser: &mut parser, accepted: 0 };
-        v.trie.compute_mask_by_state(&mut counting, &mut mask);
+        trie.compute_mask_by_state(&mut counting, &mut mask);
         accepted += counting.accepted;
         let after = parser.stats();
         rows +=
             (after.rows_computed + after.rows_reused) - (before.rows_computed + before.rows_reused);
         let Some(&t) = tokens.get(step) else { break };
-        match v.trie.token_bytes(t) {
+        match trie.token_bytes(t) {
             Some(bytes) => {
                 for &b in bytes {
                     ensure!(parser.try_consume_byte(b)?, "node share: byte rejected");
@@ -276,10 +284,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             let mut sliced = structgen::SlicerStats::default();
             let (mut rows, mut pushed) = (0u64, 0u64);
             for pass in 0..PASSES {
-                let mut ours = Matcher::new(v.trie.clone(), &grammar)?;
+                let mut ours = plain(v, &grammar)?;
                 let mut peer = peer_matcher(&factory, &case.kind)?;
-                let mut ours_s =
-                    Matcher::new(v.trie.clone(), &grammar)?.with_slicer(Some(v.slicer.clone()));
+                let mut ours_s = Matcher::new(&v.vocab, &grammar)?;
                 let mut peer_s = peer_matcher(&sliced_factory, &case.kind)?;
                 for step in 0..steps {
                     let start = Instant::now();
@@ -321,7 +328,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             for _ in 0..COMPILE_RUNS {
                 let start = Instant::now();
                 let g = ours_grammar(&case.kind)?;
-                let mut m = Matcher::new(v.trie.clone(), &g)?;
+                let mut m = plain(v, &g)?;
                 std::hint::black_box(m.compute_mask()?.count());
                 c_ours.push(start.elapsed().as_secs_f64() * 1e3);
                 let start = Instant::now();
@@ -380,7 +387,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             v.tokenizer.encode(&case.input).into_iter().map(TokenId).collect();
         let mut batch: Vec<Matcher> = Vec::new();
         for i in 0..8 {
-            let mut m = Matcher::new(v.trie.clone(), &grammar)?;
+            let mut m = plain(v, &grammar)?;
             m.consume_tokens(&tokens[..(i * tokens.len() / 8)])?;
             batch.push(m);
         }

@@ -31,14 +31,15 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
+use structgen::{Grammar, Vocabulary};
 use structgen::{Matcher, MatcherError};
-use toktrie::{TokTrie, TokenId, TokenSet};
+use toktrie::{TokenId, TokenSet};
 
 use compare::report::Report;
 
 /// Builds our matcher for a compiled grammar (so that a configuration can
 /// add, say, a slicer).
-type MatcherBuilder = Box<dyn Fn(&Arc<TokTrie>, &earley::Grammar) -> Result<Matcher, MatcherError>>;
+type MatcherBuilder = Box<dyn Fn(&Vocabulary, &Grammar) -> Result<Matcher, MatcherError>>;
 
 /// One engine configuration: one column of the comparison.
 enum Config {
@@ -72,14 +73,9 @@ impl Config {
 
 /// The configurations measured, ours first. A new configuration of ours
 /// (a slicer, another whitespace setting) is one more entry here.
-fn configs(peer_env: &peer_toktrie::TokEnv, trie: &Arc<TokTrie>) -> Result<Vec<Config>> {
-    let slicer = Arc::new(slicer::Slicer::new(trie, &slicer::SlicerConfig::json())?);
-    let with_slicer = || -> MatcherBuilder {
-        let slicer = slicer.clone();
-        Box::new(
-            move |trie, g| Ok(Matcher::new(trie.clone(), g)?.with_slicer(Some(slicer.clone()))),
-        )
-    };
+fn configs(peer_env: &peer_toktrie::TokEnv) -> Result<Vec<Config>> {
+    // The vocabulary holds the JSON slicer: on by default, off per matcher.
+    let with_slicer = || -> MatcherBuilder { Box::new(Matcher::new) };
     let llg = |name, slices: &[String]| -> Result<Config> {
         Ok(Config::Llg { name, factory: compare::peer::llg_factory(peer_env, slices)? })
     };
@@ -87,7 +83,7 @@ fn configs(peer_env: &peer_toktrie::TokEnv, trie: &Arc<TokTrie>) -> Result<Vec<C
         Config::Ours {
             name: "ours",
             options: jsonschema::Options::llguidance_compat(),
-            matcher: Box::new(|trie, g| Matcher::new(trie.clone(), g)),
+            matcher: Box::new(|v, g| Ok(Matcher::new(v, g)?.with_slicer(None))),
             compare_masks: true,
         },
         Config::Ours {
@@ -113,7 +109,7 @@ fn configs(peer_env: &peer_toktrie::TokEnv, trie: &Arc<TokTrie>) -> Result<Vec<C
 
 /// A schema compiled by one configuration, ready to start instances.
 enum Compiled {
-    Ours(earley::Grammar),
+    Ours(Grammar),
     /// A matcher that has computed no mask yet (so its mask cache is cold).
     Llg(Box<llguidance::Matcher>),
 }
@@ -158,11 +154,7 @@ impl Mask<'_> {
     }
 }
 
-fn compile(
-    config: &Config,
-    trie: &Arc<TokTrie>,
-    schema: &Value,
-) -> Result<(Compiled, f64), String> {
+fn compile(config: &Config, vocab: &Vocabulary, schema: &Value) -> Result<(Compiled, f64), String> {
     match config {
         Config::Ours { options, matcher, .. } => {
             let t0 = Instant::now();
@@ -170,7 +162,8 @@ fn compile(
                 let c = jsonschema::compile(schema, options).map_err(|e| e.to_string())?;
                 let g =
                     c.grammar.to_earley(earley::Limits::default()).map_err(|e| e.to_string())?;
-                let mut m = matcher(trie, &g).map_err(|e| e.to_string())?;
+                let g = Grammar::from_earley(g);
+                let mut m = matcher(vocab, &g).map_err(|e| e.to_string())?;
                 m.compute_mask().map_err(|e| e.to_string())?;
                 Ok(g)
             }))
@@ -196,10 +189,10 @@ fn compile(
 }
 
 impl Session {
-    fn start(config: &Config, compiled: &Compiled, trie: &Arc<TokTrie>) -> Option<Session> {
+    fn start(config: &Config, compiled: &Compiled, vocab: &Vocabulary) -> Option<Session> {
         match (config, compiled) {
             (Config::Ours { matcher, .. }, Compiled::Ours(g)) => {
-                matcher(trie, g).ok().map(|m| Session::Ours(Box::new(m)))
+                matcher(vocab, g).ok().map(|m| Session::Ours(Box::new(m)))
             }
             (_, Compiled::Llg(m)) => Some(Session::Llg(Box::new(m.deep_clone()))),
             _ => None,
@@ -334,16 +327,15 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let (source, bytes) = read_lines(&args.file)?;
     let json = compare::shared::read("tokenizers/llama3.tokenizer.json.gz")
         .context("the Llama-3 tokenizer from ../shared/data/tokenizers")?;
-    let tokenizer = bpe::Tokenizer::from_tokenizer_json(&json)?;
-    let trie = Arc::new(Matcher::trie_of(&tokenizer)?);
-    let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
+    let tokenizer = Arc::new(bpe::Tokenizer::from_tokenizer_json(&json)?);
+    let (vocab, eos) = compare::peer::vocabulary(&tokenizer, true)?;
     let peer_env = compare::peer::llg_tok_env(&tokenizer, eos);
-    let configs = configs(&peer_env, &trie)?;
+    let configs = configs(&peer_env)?;
     let reference = configs
         .iter()
         .position(|c| c.name() == "llg no slicer")
         .context("the reference configuration")?;
-    let vocab = tokenizer.vocab_size();
+    let vocab_size = tokenizer.vocab_size();
 
     let mut tallies: Vec<Tally> = configs.iter().map(|_| Tally::default()).collect();
     let (mut schemas, mut mismatched_steps, mut compared_steps) = (0usize, 0usize, 0usize);
@@ -368,7 +360,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         let mut record = json!({"name": name});
         let mut compiled: Vec<Option<Compiled>> = Vec::new();
         for (c, tally) in configs.iter().zip(&mut tallies) {
-            match compile(c, &trie, &rec["schema"]) {
+            match compile(c, &vocab, &rec["schema"]) {
                 Ok((x, us)) => {
                     tally.compiled += 1;
                     tally.ttfm_us.push(us);
@@ -390,7 +382,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             let mut sessions: Vec<Option<Session>> = configs
                 .iter()
                 .zip(&compiled)
-                .map(|(c, x)| x.as_ref().and_then(|x| Session::start(c, x, &trie)))
+                .map(|(c, x)| x.as_ref().and_then(|x| Session::start(c, x, &vocab)))
                 .collect();
             let mut accepted = vec![false; configs.len()];
             for step in 0..=tokens.len() {
@@ -412,7 +404,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                     };
                     tallies[k].mask_us.push(us as f32);
                     if valid && (k == reference || configs[k].compares_masks()) {
-                        mask.words(vocab, &mut words);
+                        mask.words(vocab_size, &mut words);
                         if k == reference {
                             ref_words.clone_from(&words);
                         } else {
@@ -505,8 +497,8 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
 
 /// One mask step of the slicer configuration (`MASKBENCH_STEPS`): where it
 /// was and what the slicer did (`[schema, instance, step, slices proven,
-/// slices walked, probe ns]`), in step order.
-type StepInfo = [u64; 6];
+/// slices walked]`), in step order.
+type StepInfo = [u64; 5];
 
 fn step_info(
     at: usize,
@@ -521,7 +513,6 @@ fn step_info(
         step as u64,
         b.slices_proven - a.slices_proven,
         b.slices_walked - a.slices_walked,
-        b.probe_nanos - a.probe_nanos,
     ];
     (at, info)
 }

@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 
+mod batch;
 mod bpe;
 mod coalesce;
 mod jsonsuite;
@@ -28,6 +29,11 @@ pub(crate) const SUITES: &[Suite] = &[
     },
     Suite { name: "mask", about: "grammar masks vs llguidance", run: mask::run },
     Suite { name: "maskbench", about: "MaskBench JSON Schemas vs llguidance", run: maskbench::run },
+    Suite {
+        name: "batch",
+        about: "batch bitmask fill on threads, matcher creation, compile cache vs llguidance",
+        run: batch::run,
+    },
     Suite {
         name: "jsonsuite",
         about: "JSON-Schema-Test-Suite vs llguidance, side by side",

@@ -32,8 +32,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
-use structgen::Matcher;
-use toktrie::TokTrie;
+use structgen::{Grammar, Matcher, Vocabulary};
 
 use compare::report::Report;
 
@@ -98,9 +97,9 @@ fn ms(t: Instant) -> f64 {
 /// Our phases once: `[schema, earley, matcher, mask, drop]` in ms and the
 /// first mask's popcount, or the first error.
 fn ours_once(
-    trie: &Arc<TokTrie>,
+    vocab: &Vocabulary,
     schema: &Value,
-    slicer: Option<&Arc<slicer::Slicer>>,
+    slicer: bool,
 ) -> Result<([f64; 5], usize), String> {
     let options = jsonschema::Options::llguidance_compat();
     let t = Instant::now();
@@ -110,9 +109,10 @@ fn ours_once(
     let g = c.grammar.to_earley(earley::Limits::default()).map_err(|e| e.to_string())?;
     let earley_ms = ms(t);
     let t = Instant::now();
-    let mut m = Matcher::new(trie.clone(), &g).map_err(|e| e.to_string())?;
-    if let Some(s) = slicer {
-        m = m.with_slicer(Some(s.clone()));
+    let g = Grammar::from_earley(g);
+    let mut m = Matcher::new(vocab, &g).map_err(|e| e.to_string())?;
+    if !slicer {
+        m = m.with_slicer(None);
     }
     let matcher_ms = ms(t);
     let t = Instant::now();
@@ -183,11 +183,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let (source, bytes) = super::maskbench::read_lines(&args.file)?;
     let json = compare::shared::read("tokenizers/llama3.tokenizer.json.gz")
         .context("the Llama-3 tokenizer from ../shared/data/tokenizers")?;
-    let tokenizer = bpe::Tokenizer::from_tokenizer_json(&json)?;
-    let trie = Arc::new(Matcher::trie_of(&tokenizer)?);
-    let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
+    let tokenizer = Arc::new(bpe::Tokenizer::from_tokenizer_json(&json)?);
+    let (vocab, eos) = compare::peer::vocabulary(&tokenizer, true)?;
     let peer_env = compare::peer::llg_tok_env(&tokenizer, eos);
-    let slicer = Arc::new(slicer::Slicer::new(&trie, &slicer::SlicerConfig::json())?);
     let llg = compare::peer::llg_factory(
         &peer_env,
         &llguidance::earley::SlicedBiasComputer::general_slices(),
@@ -209,12 +207,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         let name = rec["name"].as_str().unwrap_or("").to_string();
         let schema = &rec["schema"];
         let r = args.repeat;
-        let ours = min_of(r, || ours_once(&trie, schema, None).ok(), |x| x.0.iter().sum());
+        let ours = min_of(r, || ours_once(&vocab, schema, false).ok(), |x| x.0.iter().sum());
         let (sliced, l1, l2) = if args.ours_only {
             (Some(([f64::NAN; 5], 0)), Some(f64::NAN), Some(f64::NAN))
         } else {
             (
-                min_of(r, || ours_once(&trie, schema, Some(&slicer)).ok(), |x| x.0.iter().sum()),
+                min_of(r, || ours_once(&vocab, schema, true).ok(), |x| x.0.iter().sum()),
                 min_of(r, || llg_once(&llg, schema), |x| *x),
                 min_of(r, || llg_once(&llg_plain, schema), |x| *x),
             )

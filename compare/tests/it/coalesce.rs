@@ -32,20 +32,23 @@ fn maskbench_forced_tokens_are_canonical() {
     let compact = jsonschema::Options::compact().with_integer_zero_fraction(false);
     let options = [("compact", compact), ("flexible", jsonschema::Options::llguidance_compat())];
     for (tname, tok) in &tokenizers {
-        let trie = Arc::new(Matcher::trie_of(tok).unwrap());
+        let vocab =
+            structgen::Vocabulary::builder().tokenizer(tok.clone()).slicer(None).build().unwrap();
         for (oname, opts) in &options {
             let (mut docs, mut tokens, mut forced, mut non_canonical) = (0, 0, 0, 0);
             for rec in &records {
                 let Ok(c) = jsonschema::compile(&rec["schema"], opts) else { continue };
                 let Ok(g) = c.grammar.to_earley(earley::Limits::default()) else { continue };
+                let g = structgen::Grammar::from_earley(g);
                 for t in rec["tests"].as_array().into_iter().flatten() {
                     if t["valid"] != true {
                         continue;
                     }
                     let text = serde_json::to_string(&t["data"]).unwrap();
                     let ids: Vec<TokenId> = tok.encode(&text).into_iter().map(TokenId).collect();
-                    let mut m = Matcher::new(trie.clone(), &g).unwrap().with_tokenizer(tok.clone());
-                    let Ok(s) = m.replay(&ids) else { continue }; // a valid instance we reject
+                    let mut m = Matcher::new(&vocab, &g).unwrap();
+                    // a valid instance we reject:
+                    let Ok(s) = structgen_cli::replay::replay(&mut m, &ids) else { continue };
                     docs += 1;
                     tokens += s.tokens;
                     forced += s.forced_tokens;

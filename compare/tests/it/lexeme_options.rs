@@ -7,7 +7,7 @@
 //! a lexeme at its token limit even when its text does not match) has its
 //! own test showing which side is right.
 
-use structgen::{Backtrack, Matcher};
+use structgen::Backtrack;
 use toktrie::TokenId;
 
 use crate::mask::{
@@ -113,7 +113,7 @@ fn stop_backtrack_equals_llguidance() {
     };
     for (src, tokens, want) in cases {
         let (ours, _) = lark(src);
-        let mut mine = Matcher::new(v.trie.clone(), &ours).unwrap();
+        let mut mine = crate::mask::matcher(&v, &ours);
         let mut theirs = backtracking_peer(&v, src);
         for (step, (tok, want)) in tokens.iter().zip(want).enumerate() {
             let t = id(tok);
@@ -132,7 +132,7 @@ fn stop_backtrack_equals_llguidance() {
     // A stop over two tokens: both are taken back, the letters of the
     // first stay visible.
     let (ours, _) = lark("start: a \"X\"\na[stop=\"ng--\"]: /[a-z ]*/");
-    let mut m = Matcher::new(v.trie.clone(), &ours).unwrap();
+    let mut m = crate::mask::matcher(&v, &ours);
     m.consume_tokens(&[id("hello"), id(" sing"), id("--")]).unwrap();
     assert_eq!(m.backtrack(), Backtrack { tokens: 2, hidden: 4, visible: 3 });
     m.rollback(1);
@@ -197,7 +197,7 @@ fn max_tokens_ends_only_matching_lexemes() {
     assert!(!grammar_accepts("abc?"));
     assert!(grammar_accepts("abc!?"));
     let mut theirs = peer_matcher(&v, peer);
-    let mut mine = Matcher::new(v.trie.clone(), &ours).unwrap();
+    let mut mine = crate::mask::matcher(&v, &ours);
     let ab = encode(&v, "ab")[0];
     let c = encode(&v, "c")[0];
     mine.consume_token(ab).unwrap();
@@ -249,7 +249,7 @@ fn regex_stop_words_are_relexed() {
         let src = "start: a \";;\\n\"\na[stop=/[;!]{2,40}/]: /[a-z ]*/";
         let (ours, peer) = lark(src);
         let mut theirs = peer_matcher(&v, peer);
-        let mut mine = Matcher::new(v.trie.clone(), &ours).unwrap();
+        let mut mine = crate::mask::matcher(&v, &ours);
         let mut differences = 0;
         for (step, &t) in tokens.iter().enumerate() {
             let my_mask = mine.compute_mask().unwrap().clone();
@@ -346,7 +346,7 @@ fn forced_stop_over_several_tokens_llguidance_fails() {
     assert!(ours.accepts(b"hi</e> ok").unwrap());
     let tokens = encode(&v, "hi</e> ok");
     let mut theirs = peer_matcher(&v, peer);
-    let mut mine = Matcher::new(v.trie.clone(), &ours).unwrap();
+    let mut mine = crate::mask::matcher(&v, &ours);
     let mut failed_at = None;
     for (step, &t) in tokens.iter().enumerate() {
         let my_mask = mine.compute_mask().unwrap().clone();

@@ -14,22 +14,32 @@ use std::sync::Arc;
 
 use earley::{GrammarBuilder, Limits, SpecialToken, SymbolId};
 use lexer::{LexemeSpec, RegexAst};
-use structgen::Matcher;
+use structgen::{Grammar, Matcher, Vocabulary};
 use toktrie::{TokTrie, TokenId};
 
 /// A vocabulary on both sides.
 pub(crate) struct Vocab {
     pub(crate) name: &'static str,
-    pub(crate) tokenizer: bpe::Tokenizer,
+    pub(crate) tokenizer: Arc<bpe::Tokenizer>,
+    /// Ours, without a slicer (llguidance's is off too), with llguidance's
+    /// one end-of-sequence token as its stop token.
+    pub(crate) vocab: Vocabulary,
+    /// `vocab.trie()`.
     pub(crate) trie: Arc<TokTrie>,
     pub(crate) peer: peer_toktrie::TokEnv,
 }
 
 pub(crate) fn vocab(name: &'static str, tokenizer: bpe::Tokenizer) -> Vocab {
-    let trie = Matcher::trie_of(&tokenizer).unwrap();
-    let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
+    let tokenizer = Arc::new(tokenizer);
+    let (vocab, eos) = compare::peer::vocabulary(&tokenizer, false).unwrap();
     let peer = compare::peer::llg_tok_env(&tokenizer, eos);
-    Vocab { name, tokenizer, trie: Arc::new(trie), peer }
+    let trie = vocab.trie().clone();
+    Vocab { name, tokenizer, vocab, trie, peer }
+}
+
+/// Our matcher over `v` for a grammar built below the front door.
+pub(crate) fn matcher(v: &Vocab, g: &earley::Grammar) -> Matcher {
+    Matcher::new(&v.vocab, &Grammar::from_earley(g.clone())).unwrap()
 }
 
 pub(crate) fn vocabularies() -> Vec<Vocab> {
@@ -73,7 +83,7 @@ pub(crate) fn check_steps(
 ) {
     let mut theirs = peer_matcher(v, peer);
     assert!(theirs.get_error().is_none(), "{case}: llguidance: {:?}", theirs.get_error());
-    let mut mine = Matcher::new(v.trie.clone(), ours).unwrap();
+    let mut mine = matcher(v, ours);
     for step in 0..=tokens.len() {
         let my_mask = mine.compute_mask().unwrap().clone();
         let Some(their_mask) = peer_mask(&mut theirs, case, step) else {
@@ -461,7 +471,7 @@ pub(crate) fn random_walk(
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut theirs = peer_matcher(v, peer);
     assert!(theirs.get_error().is_none(), "{case}: llguidance: {:?}", theirs.get_error());
-    let mut mine = Matcher::new(v.trie.clone(), ours).unwrap();
+    let mut mine = matcher(v, ours);
     let mut text = Vec::new();
     for step in 0..steps {
         let my_mask = mine.compute_mask().unwrap().clone();

@@ -12,8 +12,8 @@ use std::io::BufRead;
 use std::sync::Arc;
 
 use serde_json::Value;
-use structgen::Matcher;
-use toktrie::{TokTrie, TokenId};
+use structgen::{Grammar, Matcher};
+use toktrie::TokenId;
 
 /// Every `STRIDE`-th schema of the dev split (sorted by name).
 const STRIDE: usize = 40;
@@ -53,8 +53,8 @@ fn documented_reasons_are_tests() {
 }
 
 struct Setup {
-    tokenizer: bpe::Tokenizer,
-    trie: Arc<TokTrie>,
+    tokenizer: Arc<bpe::Tokenizer>,
+    vocab: structgen::Vocabulary,
     factory: llguidance::ParserFactory,
 }
 
@@ -65,17 +65,19 @@ fn setup() -> Option<Setup> {
 }
 
 fn setup_with(tokenizer: bpe::Tokenizer) -> Setup {
-    let trie = Arc::new(Matcher::trie_of(&tokenizer).unwrap());
-    let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
+    let tokenizer = Arc::new(tokenizer);
+    let (vocab, eos) = compare::peer::vocabulary(&tokenizer, false).unwrap();
     let env = compare::peer::llg_tok_env(&tokenizer, eos);
     let factory = compare::peer::llg_factory(&env, &[]).unwrap();
-    Setup { tokenizer, trie, factory }
+    Setup { tokenizer, vocab, factory }
 }
 
 /// Both engines' grammars for `schema`, or `None` when either refuses it.
-fn compile_both(s: &Setup, schema: &Value) -> Option<(earley::Grammar, llguidance::Matcher)> {
-    let ours = jsonschema::compile(schema, &jsonschema::Options::llguidance_compat()).ok()?;
-    let ours = ours.grammar.to_earley(earley::Limits::default()).ok()?;
+fn compile_both(s: &Setup, schema: &Value) -> Option<(Grammar, llguidance::Matcher)> {
+    // Through the front door, as an llguidance request (llguidance's JSON
+    // defaults: flexible whitespace, schema property order).
+    let request = serde_json::json!({"grammars": [{"json_schema": schema}]});
+    let ours = Grammar::llguidance(&request).ok()?;
     let grammar = llguidance::api::TopLevelGrammar::from_json_schema(schema.clone());
     let theirs = llguidance::Matcher::new(s.factory.create_parser(grammar));
     theirs.get_error().is_none().then_some((ours, theirs))
@@ -103,12 +105,12 @@ fn non_control_escape(token: &[u8]) -> bool {
 /// when they agree everywhere.
 fn first_difference(
     s: &Setup,
-    ours: &earley::Grammar,
+    ours: &Grammar,
     theirs: &llguidance::Matcher,
     text: &str,
 ) -> Option<String> {
     let tokens = s.tokenizer.encode(text);
-    let mut mine = Matcher::new(s.trie.clone(), ours).ok()?;
+    let mut mine = Matcher::new(&s.vocab, ours).ok()?;
     let mut theirs = theirs.deep_clone();
     for step in 0..=tokens.len() {
         let (Ok(their_mask), Ok(my_mask)) = (theirs.compute_mask_or_eos(), mine.compute_mask())
@@ -208,7 +210,7 @@ fn verdicts(schema: Value, text: &str) -> (bool, bool) {
     let s = setup_o200k();
     let (ours, theirs) = compile_both(s, &schema).expect("both engines compile the schema");
     let tokens = s.tokenizer.encode(text);
-    let mut mine = Matcher::new(s.trie.clone(), &ours).unwrap();
+    let mut mine = Matcher::new(&s.vocab, &ours).unwrap();
     let mine_ok = tokens.iter().all(|&t| {
         mine.compute_mask().is_ok_and(|m| m.contains(TokenId(t)))
             && mine.consume_token(TokenId(t)).is_ok()
@@ -326,7 +328,7 @@ fn mask_allows(schema: Value, prefix: &str, token: &str) -> (bool, bool) {
     let (ours, theirs) = compile_both(s, &schema).expect("both engines compile the schema");
     let [t] = s.tokenizer.encode(token)[..] else { panic!("{token:?} is not one token") };
     let tokens = s.tokenizer.encode(prefix);
-    let mut mine = Matcher::new(s.trie.clone(), &ours).unwrap();
+    let mut mine = Matcher::new(&s.vocab, &ours).unwrap();
     mine.consume_tokens(&tokens.iter().map(|&t| TokenId(t)).collect::<Vec<_>>()).unwrap();
     let mut theirs = theirs.deep_clone();
     theirs.consume_tokens(&tokens).unwrap();

@@ -8,9 +8,9 @@ use std::io::BufRead;
 use std::sync::Arc;
 
 use serde_json::Value;
-use slicer::{Slicer, SlicerConfig};
+
 use structgen::{Matcher, SlicerStats};
-use toktrie::{TokTrie, TokenId, TokenSet};
+use toktrie::{TokenId, TokenSet};
 
 /// Every `STRIDE`-th schema of the dev split, its first `INSTANCES` valid
 /// instances, at most `MAX_STEPS` masks each: a few minutes on two cores.
@@ -19,9 +19,9 @@ const INSTANCES: usize = 2;
 const MAX_STEPS: usize = 120;
 
 struct Setup {
-    tokenizer: bpe::Tokenizer,
-    trie: Arc<TokTrie>,
-    slicer: Arc<Slicer>,
+    tokenizer: Arc<bpe::Tokenizer>,
+    /// With the JSON slicer, switched off per matcher for the plain walk.
+    vocab: structgen::Vocabulary,
     plain: llguidance::ParserFactory,
     sliced: llguidance::ParserFactory,
 }
@@ -29,15 +29,13 @@ struct Setup {
 fn setup(what: &str) -> Option<Setup> {
     compare::shared::data_dir_or_skip(what)?;
     let json = compare::shared::read("tokenizers/llama3.tokenizer.json.gz").unwrap();
-    let tokenizer = bpe::Tokenizer::from_tokenizer_json(&json).unwrap();
-    let trie = Arc::new(Matcher::trie_of(&tokenizer).unwrap());
-    let slicer = Arc::new(Slicer::new(&trie, &SlicerConfig::json()).unwrap());
-    let eos = trie.eos_tokens().first().map_or(0, |t| t.0);
+    let tokenizer = Arc::new(bpe::Tokenizer::from_tokenizer_json(&json).unwrap());
+    let (vocab, eos) = compare::peer::vocabulary(&tokenizer, true).unwrap();
     let env = compare::peer::llg_tok_env(&tokenizer, eos);
     let factory = |slices: &[String]| compare::peer::llg_factory(&env, slices).unwrap();
     let plain = factory(&[]);
     let sliced = factory(&llguidance::earley::SlicedBiasComputer::general_slices());
-    Some(Setup { tokenizer, trie, slicer, plain, sliced })
+    Some(Setup { tokenizer, vocab, plain, sliced })
 }
 
 fn same(ours: &TokenSet, theirs: &peer_toktrie::SimpleVob, vocab: usize) -> bool {
@@ -59,9 +57,9 @@ struct Walk {
 /// Walks `text`, asserting at every step that the slicer changes nothing.
 fn walk(s: &Setup, case: &str, ours: &earley::Grammar, peer: Option<Peer>, text: &str) -> Walk {
     let tokens = s.tokenizer.encode(text);
-    let mut plain = Matcher::new(s.trie.clone(), ours).unwrap();
-    let mut sliced =
-        Matcher::new(s.trie.clone(), ours).unwrap().with_slicer(Some(s.slicer.clone()));
+    let ours = structgen::Grammar::from_earley(ours.clone());
+    let mut plain = Matcher::new(&s.vocab, &ours).unwrap().with_slicer(None);
+    let mut sliced = Matcher::new(&s.vocab, &ours).unwrap();
     let mut peer = peer;
     let vocab = s.tokenizer.vocab_size();
     let mut w = Walk::default();

@@ -6,7 +6,6 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use structgen::trie::toktrie_from_tokenizer;
 use toktrie::{TokTrieBuilder, TokenId, TokenKind};
 
 const DEAD: u32 = u32::MAX;
@@ -127,9 +126,16 @@ fn every_shared_tokenizer_loads_and_its_token_bytes_round_trip() {
     assert!(!files.is_empty(), "no tokenizer.json files in shared/data/tokenizers");
     for file in files {
         let json = compare::shared::read(&format!("tokenizers/{file}")).unwrap();
-        let ours = bpe::Tokenizer::from_tokenizer_json(&json)
-            .unwrap_or_else(|e| panic!("{file}: bpe cannot load it: {e}"));
-        let trie = toktrie_from_tokenizer(&ours).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let ours = std::sync::Arc::new(
+            bpe::Tokenizer::from_tokenizer_json(&json)
+                .unwrap_or_else(|e| panic!("{file}: bpe cannot load it: {e}")),
+        );
+        let vocab = structgen::Vocabulary::builder()
+            .tokenizer(ours.clone())
+            .slicer(None)
+            .build()
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let trie = vocab.trie();
         let hf = tokenizers::Tokenizer::from_bytes(&json).unwrap();
         assert_eq!(trie.vocab_size(), hf.get_vocab_size(true), "{file}: vocabulary size");
         assert!(!trie.eos_tokens().is_empty(), "{file}: no end-of-sequence token");

@@ -37,16 +37,17 @@ pub(crate) fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
     }
 }
 
-/// The default JSON slicer of `trie` (`None` with `--no-slicer`), shared by
-/// every matcher of the command.
-pub(crate) fn json_slicer(
-    trie: &toktrie::TokTrie,
-    off: bool,
-) -> Result<Option<std::sync::Arc<slicer::Slicer>>> {
-    if off {
-        return Ok(None);
+/// The vocabulary of `tokenizer` with its JSON slicer (none with
+/// `--no-slicer`), shared by every matcher of the command.
+pub(crate) fn vocabulary(
+    tokenizer: &std::sync::Arc<bpe::Tokenizer>,
+    no_slicer: bool,
+) -> Result<structgen::Vocabulary> {
+    let mut b = structgen::Vocabulary::builder().tokenizer(tokenizer.clone());
+    if no_slicer {
+        b = b.slicer(None);
+    } else {
+        b = b.slicer(Some(slicer::SlicerConfig::json()));
     }
-    let s = slicer::Slicer::new(trie, &slicer::SlicerConfig::json())
-        .context("cannot build the slicer")?;
-    Ok(Some(std::sync::Arc::new(s)))
+    b.build().context("cannot build the vocabulary")
 }

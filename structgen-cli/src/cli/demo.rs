@@ -45,14 +45,14 @@ pub(crate) struct DemoArgs {
 pub(crate) fn run(args: DemoArgs) -> Result<ExitCode> {
     let grammar = match &args.grammar {
         Some(path) => load_grammar(path)?,
-        None => grammar::lark::compile(EXAMPLE, &grammar::Config::default())
+        None => structgen::Grammar::lark(EXAMPLE)
             .map_err(|e| anyhow::anyhow!("bundled example: {e}"))?,
     };
-    let tok = bpe::Tokenizer::o200k_base();
-    let trie = Arc::new(Matcher::trie_of(&tok)?);
-    let eos: Vec<TokenId> = trie.eos_tokens().to_vec();
+    let tok = Arc::new(bpe::Tokenizer::o200k_base());
+    let vocab = structgen::Vocabulary::from_tokenizer(tok.clone())?;
+    let eos: Vec<TokenId> = vocab.stop_tokens().to_vec();
     let start = Instant::now();
-    let mut m = Matcher::new(trie, &grammar)?;
+    let mut m = Matcher::new(&vocab, &grammar)?;
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
     let mut rng = SmallRng::seed_from_u64(args.seed);
     let mut out: Vec<u8> = Vec::new();
@@ -84,7 +84,7 @@ pub(crate) fn run(args: DemoArgs) -> Result<ExitCode> {
     }
     println!("{}", String::from_utf8_lossy(&out));
     println!("---");
-    let parses = grammar.accepts(&out)?;
+    let parses = grammar.accepts(&out);
     println!(
         "{} tokens, {}; parses: {}",
         m.num_tokens(),

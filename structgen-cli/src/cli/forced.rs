@@ -1,13 +1,12 @@
 //! `structgen maskbench --forced`: replays each valid instance with a
-//! stand-in sampler ([`structgen::Matcher::replay`]) and tallies forced
-//! tokens, non-canonical forced sequences and model calls.
-
-use std::sync::Arc;
+//! stand-in sampler ([`structgen_cli::replay`]) and tallies forced tokens,
+//! non-canonical forced sequences and model calls.
 
 use anyhow::Result;
 use serde_json::{Value, json};
-use structgen::{Matcher, ReplayStats};
-use toktrie::{TokTrie, TokenId};
+use structgen::{Grammar, Matcher, Vocabulary};
+use structgen_cli::replay::{ReplayStats, replay};
+use toktrie::TokenId;
 
 /// The sums over every replayed instance.
 #[derive(Debug, Default)]
@@ -21,14 +20,13 @@ impl Tally {
     /// Replays one valid instance (its canonical `tokens`) under `grammar`.
     pub(crate) fn replay(
         &mut self,
-        trie: &Arc<TokTrie>,
-        tokenizer: &Arc<bpe::Tokenizer>,
-        grammar: &earley::Grammar,
+        vocab: &Vocabulary,
+        grammar: &Grammar,
         tokens: &[u32],
     ) -> Result<()> {
-        let mut m = Matcher::new(trie.clone(), grammar)?.with_tokenizer(tokenizer.clone());
+        let mut m = Matcher::new(vocab, grammar)?;
         let ids: Vec<TokenId> = tokens.iter().map(|&t| TokenId(t)).collect();
-        match m.replay(&ids) {
+        match replay(&mut m, &ids) {
             Ok(s) => {
                 self.documents += 1;
                 self.total += s;

@@ -9,7 +9,7 @@ use clap::Args;
 use toktrie::TokenId;
 
 use super::common::{TokenizerSpec, read_maybe_gz};
-use structgen::Matcher;
+use structgen::{CompileOptions, Grammar, GrammarSpec, Matcher};
 
 /// Arguments of `structgen mask`.
 #[derive(Debug, Args)]
@@ -32,21 +32,22 @@ pub(crate) struct MaskArgs {
 }
 
 /// Compiles a grammar file, choosing the front-end by its extension.
-pub(crate) fn load_grammar(path: &Path) -> Result<earley::Grammar> {
+pub(crate) fn load_grammar(path: &Path) -> Result<Grammar> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read grammar file `{}`", path.display()))?;
     let name = path.display();
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    let g = match ext {
-        "regex" => grammar::regex::compile(text.trim_end_matches(['\n', '\r']))
-            .map_err(|e| anyhow::anyhow!("{name}:{e}"))?,
-        "lark" => grammar::lark::compile(&text, &grammar::Config::default())
-            .map_err(|e| anyhow::anyhow!("{name}:{e}"))?,
-        "gbnf" => grammar::gbnf::compile(&text, &grammar::Config::default())
-            .map_err(|e| anyhow::anyhow!("{name}:{e}"))?,
-        _ => bail!("{name}: unknown grammar kind `.{ext}` (expected .lark, .gbnf or .regex)"),
+    let spec = match ext {
+        "regex" => GrammarSpec::Regex(text.trim_end_matches(['\n', '\r']).to_owned()),
+        "lark" => GrammarSpec::Lark(text),
+        "gbnf" => GrammarSpec::Gbnf(text),
+        "json" => GrammarSpec::json_schema_str(&text).map_err(|e| anyhow::anyhow!("{name}:{e}"))?,
+        _ => bail!(
+            "{name}: unknown grammar kind `.{ext}` (expected .lark, .gbnf, .regex or .json \
+             for a JSON Schema)"
+        ),
     };
-    Ok(g)
+    Grammar::compile(&spec, &CompileOptions::default()).map_err(|e| anyhow::anyhow!("{name}:{e}"))
 }
 
 /// Per-mask times in microseconds: mean, p50, p99, max.
@@ -67,13 +68,12 @@ pub(crate) fn summary(times: &mut [f64]) -> String {
 }
 
 pub(crate) fn run(args: MaskArgs) -> Result<ExitCode> {
-    let tok = args.tokenizer.load()?;
+    let tok = std::sync::Arc::new(args.tokenizer.load()?);
     let grammar = load_grammar(&args.grammar)?;
     let input = read_maybe_gz(&args.input)?;
     let tokens: Vec<TokenId> = tok.encode_bytes(&input).into_iter().map(TokenId).collect();
-    let trie = std::sync::Arc::new(Matcher::trie_of(&tok).context("cannot build the token trie")?);
-    let slicer = super::common::json_slicer(&trie, args.no_slicer)?;
-    let mut m = Matcher::new(trie, &grammar)?.with_slicer(slicer);
+    let vocab = super::common::vocabulary(&tok, args.no_slicer)?;
+    let mut m = Matcher::new(&vocab, &grammar)?;
     let mut times = Vec::with_capacity(tokens.len() + 1);
     let mut rejected = None;
     for (step, &t) in tokens.iter().chain(std::iter::once(&TokenId(u32::MAX))).enumerate() {

@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 use toktrie::TokenId;
 
 use super::common::{TokenizerSpec, read_maybe_gz};
-use structgen::Matcher;
+use structgen::{Grammar, Matcher, Vocabulary};
 
 /// Arguments of `structgen maskbench`.
 #[derive(Debug, Args)]
@@ -72,13 +72,13 @@ fn stats(xs: &mut [f64]) -> Value {
 /// Walks one instance: where it stopped (`None` if every token is in its
 /// mask and the matcher ends accepting), and the lexer's fuel refusals.
 fn walk(
-    trie: &Arc<toktrie::TokTrie>,
+    vocab: &Vocabulary,
     slicer: &Slicing,
-    grammar: &earley::Grammar,
+    grammar: &Grammar,
     tokens: &[u32],
     mask_us: &mut Vec<f64>,
 ) -> Result<(Option<Rejection>, u64)> {
-    let mut m = Matcher::new(trie.clone(), grammar)?.with_slicer(slicer.0.clone());
+    let mut m = Matcher::new(vocab, grammar)?.with_slicer(slicer.0.clone());
     let stopped = walk_tokens(&mut m, tokens, mask_us)?;
     if let Some(s) = m.slicer_stats() {
         let mut total = slicer.1.get();
@@ -141,8 +141,8 @@ fn rejection(tokenizer: &bpe::Tokenizer, text: &str, tokens: &[u32], r: &Rejecti
 pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
     let tokenizer = Arc::new(args.tokenizer.load().context("cannot load the tokenizer")?);
     let mut forced = args.forced.then(super::forced::Tally::default);
-    let trie = Arc::new(Matcher::trie_of(&tokenizer).context("cannot build the token trie")?);
-    let slicing: Slicing = (super::common::json_slicer(&trie, args.no_slicer)?, Default::default());
+    let vocab = super::common::vocabulary(&tokenizer, args.no_slicer)?;
+    let slicing: Slicing = (vocab.slicer().cloned(), Default::default());
     let bytes = read_maybe_gz(&args.file)?;
     let mut options = jsonschema::Options::default();
     if args.any_order {
@@ -176,12 +176,12 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
             .and_then(|c| {
                 c.grammar
                     .to_earley(earley::Limits::default())
+                    .map(Grammar::from_earley)
                     .map_err(|e| ("engine".to_string(), e.to_string()))
             })
             .and_then(|g| {
-                let mut m = Matcher::new(trie.clone(), &g)
-                    .map_err(|e| ("engine".to_string(), e.to_string()))?
-                    .with_slicer(slicing.0.clone());
+                let mut m =
+                    Matcher::new(&vocab, &g).map_err(|e| ("engine".to_string(), e.to_string()))?;
                 m.compute_mask().map_err(|e| ("engine".to_string(), e.to_string()))?;
                 Ok(g)
             });
@@ -203,12 +203,12 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                 let mut rejections = Vec::new();
                 let masks_before = mask_us.len();
                 let mut refusals = 0;
-                let mut in_any_order: Option<Option<earley::Grammar>> = None;
+                let mut in_any_order: Option<Option<Grammar>> = None;
                 for t in &tests {
                     let is_valid = t["valid"].as_bool().unwrap_or(false);
                     let text = serde_json::to_string(&t["data"])?;
                     let tokens = tokenizer.encode(&text);
-                    let (rejected_at, r) = walk(&trie, &slicing, &g, &tokens, &mut mask_us)?;
+                    let (rejected_at, r) = walk(&vocab, &slicing, &g, &tokens, &mut mask_us)?;
                     refusals += r;
                     let accepted = rejected_at.is_none();
                     if let Some(r) = rejected_at.as_ref().filter(|_| is_valid) {
@@ -216,11 +216,14 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                         if !args.any_order {
                             let g = in_any_order.get_or_insert_with(|| {
                                 let c = jsonschema::compile(&rec["schema"], &any_order).ok()?;
-                                c.grammar.to_earley(earley::Limits::default()).ok()
+                                c.grammar
+                                    .to_earley(earley::Limits::default())
+                                    .ok()
+                                    .map(Grammar::from_earley)
                             });
                             if let Some(g) = g {
                                 let (again, _) =
-                                    walk(&trie, &unsliced, g, &tokens, &mut Vec::new())?;
+                                    walk(&vocab, &unsliced, g, &tokens, &mut Vec::new())?;
                                 why["accepted_in_any_order"] = json!(again.is_none());
                                 order_only += usize::from(again.is_none());
                             }
@@ -228,7 +231,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                         rejections.push(why);
                     }
                     if let Some(f) = forced.as_mut().filter(|_| is_valid && accepted) {
-                        f.replay(&trie, &tokenizer, &g, &tokens)?;
+                        f.replay(&vocab, &g, &tokens)?;
                     }
                     if is_valid {
                         valid += 1;

@@ -1,10 +1,6 @@
 //! The [`Matcher`]'s forced tokens: the bytes the grammar forces
 //! (`earley::Parser::forced_bytes`) turned into canonical tokens by
-//! [`coalesce::Coalescer`], prompt-boundary healing, and a replaying
-//! stand-in sampler that counts the model calls coalescing saves.
-
-use std::sync::Arc;
-use std::time::Instant;
+//! [`coalesce::Coalescer`], and prompt-boundary healing.
 
 use coalesce::{Coalescer, Next, Refusal, Tail};
 use earley::ForcedBytes;
@@ -21,7 +17,7 @@ pub const DEFAULT_MAX_FORCED_BYTES: usize = 256;
 #[derive(Clone, Debug)]
 pub(crate) struct Forcing {
     coalescer: Coalescer,
-    enabled: bool,
+    pub(crate) enabled: bool,
     max_bytes: usize,
     /// The generated text since its last final piece boundary.
     tail: Tail,
@@ -50,39 +46,6 @@ pub struct ForcedTokens {
     pub covered: usize,
     /// Why no token was forced although bytes were, if so.
     pub refusal: Option<Refusal>,
-}
-
-/// What [`Matcher::replay`] counted.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ReplayStats {
-    /// Tokens of the document (its canonical tokenization).
-    pub tokens: usize,
-    /// Tokens appended as forced tokens.
-    pub forced_tokens: usize,
-    /// Forced sequences that were not a prefix of the remaining canonical
-    /// tokens (must be 0).
-    pub non_canonical: usize,
-    /// Model calls with coalescing: steps where nothing (canonical) was forced.
-    pub model_calls: usize,
-    /// Model calls without coalescing: one per token.
-    pub model_calls_plain: usize,
-    /// Forced-token computations and their total time (microseconds).
-    pub forced_steps: usize,
-    /// Total time of the forced-token computations, in microseconds.
-    pub forced_us: f64,
-}
-
-/// Sums the counts of several replays (a corpus total).
-impl std::ops::AddAssign for ReplayStats {
-    fn add_assign(&mut self, s: ReplayStats) {
-        self.tokens += s.tokens;
-        self.forced_tokens += s.forced_tokens;
-        self.non_canonical += s.non_canonical;
-        self.model_calls += s.model_calls;
-        self.model_calls_plain += s.model_calls_plain;
-        self.forced_steps += s.forced_steps;
-        self.forced_us += s.forced_us;
-    }
 }
 
 /// The parser seen through the healing prefix: the first bytes must be the
@@ -115,12 +78,9 @@ impl Recognizer for Healing<'_> {
     }
 }
 
-impl Matcher {
-    /// Turns forced tokens on, in the canonical tokenization of `tokenizer`
-    /// (the tokenizer the trie was built from).
-    pub fn with_tokenizer(mut self, tokenizer: Arc<bpe::Tokenizer>) -> Matcher {
-        let coalescer = Coalescer::new(tokenizer).with_trie(self.trie.clone());
-        self.forcing = Some(Box::new(Forcing {
+impl Forcing {
+    pub(crate) fn new(coalescer: Coalescer) -> Forcing {
+        Forcing {
             coalescer,
             enabled: true,
             max_bytes: DEFAULT_MAX_FORCED_BYTES,
@@ -130,12 +90,23 @@ impl Matcher {
             heal: Vec::new(),
             heal_pos: 0,
             pending_heal: 0,
-        }));
-        self
+        }
     }
 
-    /// Turns forcing on or off (on by default once a tokenizer is given);
-    /// off, [`forced_tokens`](Matcher::forced_tokens) is always empty.
+    /// Back to the start: no tokens, no prompt, no healing.
+    pub(crate) fn reset(&mut self) {
+        let (coalescer, enabled, max_bytes) =
+            (self.coalescer.clone(), self.enabled, self.max_bytes);
+        *self = Forcing::new(coalescer);
+        self.enabled = enabled;
+        self.max_bytes = max_bytes;
+    }
+}
+
+impl Matcher {
+    /// Turns forcing on or off (on by default when the vocabulary's
+    /// tokenizer supports forced tokens); off,
+    /// [`forced_tokens`](Matcher::forced_tokens) is always empty.
     pub fn set_forcing(&mut self, on: bool) {
         if let Some(f) = &mut self.forcing {
             f.enabled = on;
@@ -162,13 +133,13 @@ impl Matcher {
         }
         let max = self.forcing.as_ref().map_or(DEFAULT_MAX_FORCED_BYTES, |f| f.max_bytes);
         let healing = self.forcing.as_ref().is_some_and(|f| f.heal_pos < f.heal.len());
-        if self.stopped || healing {
+        if self.stopped.is_some() || healing {
             return Ok(ForcedBytes {
                 bytes: Vec::new(),
                 stop: earley::ForcedStop::Branch,
                 next: earley::ByteSet::EMPTY,
                 next_complete: false,
-                accepting: self.stopped,
+                accepting: self.stopped.is_some(),
                 special: false,
             });
         }
@@ -266,6 +237,7 @@ impl Matcher {
         f.heal = p.healed;
         f.heal_pos = 0;
         self.mask_key = None;
+        self.refresh_status()?;
         Ok(p.tokens.into_iter().map(TokenId).collect())
     }
 
@@ -275,40 +247,9 @@ impl Matcher {
         self.forcing.as_ref().map_or(&[], |f| &f.heal[f.heal_pos..])
     }
 
-    /// Replays a document given as its canonical tokens with a stand-in
-    /// sampler: at each step the forced tokens are appended if there are
-    /// any (a non-canonical event is counted when they are not a prefix of
-    /// the remaining tokens, and the replay goes on with the document's
-    /// token), otherwise one "model call" appends the next token.
-    ///
-    /// # Errors
-    /// A document token the grammar rejects, or a limit exceeded.
-    pub fn replay(&mut self, canonical: &[TokenId]) -> Result<ReplayStats, MatcherError> {
-        let mut s = ReplayStats {
-            tokens: canonical.len(),
-            model_calls_plain: canonical.len(),
-            ..ReplayStats::default()
-        };
-        let mut i = 0;
-        while i < canonical.len() {
-            let t0 = Instant::now();
-            let f = self.forced_tokens()?;
-            s.forced_us += t0.elapsed().as_secs_f64() * 1e6;
-            s.forced_steps += 1;
-            if !f.tokens.is_empty() {
-                if canonical[i..].starts_with(&f.tokens) {
-                    self.consume_tokens(&f.tokens)?;
-                    i += f.tokens.len();
-                    s.forced_tokens += f.tokens.len();
-                    continue;
-                }
-                s.non_canonical += 1;
-            }
-            self.consume_token(canonical[i])?;
-            s.model_calls += 1;
-            i += 1;
-        }
-        Ok(s)
+    /// Whether healed prompt bytes are still to be generated.
+    pub(super) fn healing_pending(&self) -> bool {
+        self.forcing.as_ref().is_some_and(|f| f.heal_pos < f.heal.len())
     }
 
     /// Records a consumed token in the tail (called after every step).

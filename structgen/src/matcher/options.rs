@@ -173,7 +173,7 @@ impl Matcher {
             covered += match *step {
                 Step::Bytes(k) => k,
                 Step::Special => 1,
-                Step::Eos => 0,
+                Step::Stop => 0,
             };
             tokens += 1;
         }

@@ -33,9 +33,6 @@ pub struct SlicerStats {
     /// Slices whose sub-trie was walked, over all masks (the leftover
     /// slice not counted).
     pub slices_walked: u64,
-    /// Time spent asking the lexer which slices are proven, in
-    /// nanoseconds (cache look-ups and first containment checks).
-    pub probe_nanos: u64,
 }
 
 /// A matcher's handle on a shared slicer: the slicer and the ids of its
@@ -48,17 +45,23 @@ pub(crate) struct SlicerHook {
     stats: SlicerStats,
 }
 
+impl SlicerHook {
+    /// The shared slicer.
+    pub(crate) fn slicer(&self) -> &Arc<Slicer> {
+        &self.slicer
+    }
+}
+
 impl Matcher {
     /// This matcher with `slicer` answering its masks (`None`: the plain
     /// walk of the whole trie). Masks are the same either way; only the time
     /// to compute them changes.
     ///
-    /// # Panics
-    /// When `slicer` was built for another vocabulary (see
-    /// [`Slicer::fits`]).
+    /// A slicer built for another vocabulary (see [`Slicer::fits`]) is
+    /// not used.
     pub fn with_slicer(mut self, slicer: Option<Arc<Slicer>>) -> Matcher {
+        let slicer = slicer.filter(|s| s.fits(&self.trie));
         self.slicer = slicer.map(|slicer| {
-            assert!(slicer.fits(self.trie()), "the slicer was built for another vocabulary");
             let (_, lexer) = self.parser.lexer_state_mut();
             let probes = slicer.slices().iter().map(|s| lexer.add_probe(s.probe())).collect();
             SlicerHook { slicer, probes, stats: SlicerStats::default() }
@@ -80,7 +83,6 @@ impl Matcher {
         // At most 64 slices are tried; more are walked (a u64 of flags keeps
         // the lexer borrow short and allocation-free).
         let mut proven = 0u64;
-        let asked = std::time::Instant::now();
         {
             let fuel = hook.slicer.fuel();
             let (state, lexer) = self.parser.lexer_state_mut();
@@ -95,7 +97,6 @@ impl Matcher {
                 }
             }
         }
-        hook.stats.probe_nanos += asked.elapsed().as_nanos() as u64;
         if proven == 0 {
             // Nothing to skip: one walk of the whole trie visits each shared
             // prefix once, where a walk per slice would visit it per slice

@@ -5,18 +5,23 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use structgen::{Backtrack, Matcher};
-use toktrie::{TokTrie, TokTrieBuilder, TokenId};
+use structgen::{Backtrack, Grammar, Matcher, Vocabulary};
+use toktrie::TokenId;
 
 const VOCAB: &[&str] = &["a", "b", "ab", "ba", "aab", "c", "bc", "abc", "cc"];
 const EOS: u32 = 9;
 
-fn trie() -> Arc<TokTrie> {
-    let mut b = TokTrieBuilder::new();
-    for (i, w) in VOCAB.iter().enumerate() {
-        b = b.token(TokenId(i as u32), w.as_bytes());
-    }
-    Arc::new(b.special(TokenId(EOS), "<eos>").eos(TokenId(EOS)).build().unwrap())
+fn vocab() -> Vocabulary {
+    Vocabulary::builder()
+        .token_list(VOCAB)
+        .special(TokenId(EOS), "<eos>")
+        .stop_tokens([TokenId(EOS)])
+        .build()
+        .unwrap()
+}
+
+fn lark(src: &str) -> Grammar {
+    Grammar::lark(src).unwrap()
 }
 
 /// `start: x "c"` with `x[max_tokens=k]` over `body`: whether the token
@@ -76,8 +81,7 @@ proptest! {
         back in any::<prop::sample::Index>(),
     ) {
         let src = format!("start: x \"c\"\nx[max_tokens={k}]: /{}/", BODIES[body]);
-        let g = grammar::lark::compile(&src, &grammar::Config::default()).unwrap();
-        let mut m = Matcher::new(trie(), &g).unwrap();
+        let mut m = Matcher::new(&vocab(), &lark(&src)).unwrap();
         let mut rx = body_regex(BODIES[body]);
         let mut tokens = Vec::new();
         let mut masks = Vec::new();
@@ -166,8 +170,7 @@ proptest! {
         picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..6),
     ) {
         let src = format!("start: x \"c\"\nx[stop=\"{}\"]: /{}/", STOPS[stop], STOP_BODIES[body]);
-        let g = grammar::lark::compile(&src, &grammar::Config::default()).unwrap();
-        let mut m = Matcher::new(trie(), &g).unwrap();
+        let mut m = Matcher::new(&vocab(), &lark(&src)).unwrap();
         let mut rx = body_regex(STOP_BODIES[body]);
         let stop = STOPS[stop].as_bytes();
         let mut tokens = Vec::new();
@@ -202,9 +205,7 @@ proptest! {
 /// re-seals nothing.
 #[test]
 fn stop_reports_backtrack_and_rolls_back() {
-    let g = grammar::lark::compile("start: x \"c\"\nx[stop=\"ba\"]: /a*/", &Default::default())
-        .unwrap();
-    let mut m = Matcher::new(trie(), &g).unwrap();
+    let mut m = Matcher::new(&vocab(), &lark("start: x \"c\"\nx[stop=\"ba\"]: /a*/")).unwrap();
     m.consume_tokens(&[TokenId(0), TokenId(0)]).unwrap(); // a a
     assert_eq!(m.backtrack(), Backtrack::default());
     // `aab` would go past nothing; `ba` completes the stop.
@@ -231,9 +232,8 @@ fn stop_reports_backtrack_and_rolls_back() {
 #[test]
 fn forced_tokens_through_lexeme_options() {
     use rand::{Rng, SeedableRng};
-    let tok = Arc::new(bpe::Tokenizer::o200k_base());
-    let trie = Arc::new(Matcher::trie_of(&tok).unwrap());
-    let eos = trie.eos_tokens()[0];
+    let vocab = Vocabulary::from_tokenizer(Arc::new(bpe::Tokenizer::o200k_base())).unwrap();
+    let eos = vocab.stop_tokens()[0];
     for (seed, src) in [
         "start: \"<a>\" a \"</a>\" b\na[stop=\"END\"]: /[a-z ]{0,8}/\nb[max_tokens=2]: /[0-9]{1,6}/",
         "start: \"say: \" a \" done\"\na[stop=\"\"]: /[a-z]{1,5}/",
@@ -241,14 +241,13 @@ fn forced_tokens_through_lexeme_options() {
     .into_iter()
     .enumerate()
     {
-        let g = grammar::lark::compile(src, &grammar::Config::default()).unwrap();
-        let mut m = Matcher::new(trie.clone(), &g).unwrap().with_tokenizer(tok.clone());
+        let mut m = Matcher::new(&vocab, &lark(src)).unwrap();
         let mut rng = rand::rngs::SmallRng::seed_from_u64(seed as u64);
         let mut hidden = 0;
         for _ in 0..60 {
             for t in m.consume_forced().unwrap() {
                 hidden += m.backtrack().hidden;
-                assert!(!trie.eos_tokens().contains(&t), "{src}");
+                assert!(!vocab.stop_tokens().contains(&t), "{src}");
             }
             let mask = m.compute_mask().unwrap().clone();
             if mask.count() == 0 || m.is_stopped() {

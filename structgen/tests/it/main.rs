@@ -2,6 +2,8 @@
 //!
 //! One test binary with a module per area keeps link time down.
 
+mod bitmask;
 mod forced;
+mod front_door;
 mod lexeme_options;
 mod slicer;

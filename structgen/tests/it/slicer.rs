@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use slicer::{SliceSpec, Slicer, SlicerConfig};
-use structgen::Matcher;
-use toktrie::{TokTrie, TokTrieBuilder, TokenId};
+use structgen::{Grammar, Matcher, Vocabulary};
+use toktrie::TokenId;
 
 const GRAMMARS: &[&str] = &[
     // JSON-ish strings, capped and uncapped.
@@ -31,13 +31,16 @@ const SLICES: &[&str] = &[
     "[^\"\\\\\\x00-\\x1F\\x7F]{1,10}",
 ];
 
-fn vocab(tokens: &[Vec<u8>]) -> TokTrie {
-    let mut b = TokTrieBuilder::new().vocab_size(tokens.len() + 1);
-    for (i, t) in tokens.iter().enumerate() {
-        b = b.token(TokenId(i as u32), t);
-    }
-    let eos = tokens.len() as u32;
-    b.special(TokenId(eos), "<eos>").eos(TokenId(eos)).build().unwrap()
+/// `tokens` and an end-of-sequence token after them, without a slicer.
+fn vocab(tokens: &[Vec<u8>]) -> Vocabulary {
+    let eos = TokenId(tokens.len() as u32);
+    Vocabulary::builder()
+        .token_list(tokens)
+        .special(eos, "<eos>")
+        .stop_tokens([eos])
+        .slicer(None)
+        .build()
+        .unwrap()
 }
 
 fn token_strategy() -> impl Strategy<Value = Vec<u8>> {
@@ -58,18 +61,19 @@ proptest! {
         for b in b"ab z\"{}[]:,!x" {
             tokens.push(vec![*b]);
         }
-        let trie = Arc::new(vocab(&tokens));
+        let vocab = vocab(&tokens);
         let specs: Vec<SliceSpec> = slices.iter().map(|&i| SliceSpec::new(SLICES[i])).collect();
-        let slicer = Arc::new(Slicer::new(&trie, &SlicerConfig::with_slices(specs)).unwrap());
-        let g = grammar::lark::compile(GRAMMARS[grammar], &grammar::Config::default()).unwrap();
-        let mut plain = Matcher::new(trie.clone(), &g).unwrap();
-        let mut sliced = Matcher::new(trie.clone(), &g).unwrap().with_slicer(Some(slicer));
+        let slicer =
+            Arc::new(Slicer::new(vocab.trie(), &SlicerConfig::with_slices(specs)).unwrap());
+        let g = Grammar::lark(GRAMMARS[grammar]).unwrap();
+        let mut plain = Matcher::new(&vocab, &g).unwrap();
+        let mut sliced = Matcher::new(&vocab, &g).unwrap().with_slicer(Some(slicer));
         for &c in &choices {
             let a = plain.compute_mask().unwrap().clone();
             let b = sliced.compute_mask().unwrap().clone();
             prop_assert_eq!(&a, &b);
             let ordinary: Vec<TokenId> =
-                a.iter().filter(|t| !trie.eos_tokens().contains(t)).collect();
+                a.iter().filter(|t| !vocab.stop_tokens().contains(t)).collect();
             if ordinary.is_empty() {
                 break;
             }
@@ -83,10 +87,12 @@ proptest! {
 /// The JSON-string case proves its slices: the slicer is not a no-op.
 #[test]
 fn a_json_string_body_is_answered_by_slices() {
-    let trie = Arc::new(TokTrie::from_token_bytes(&["{", "\"", "ab", " "]).unwrap());
-    let slicer = Arc::new(Slicer::new(&trie, &SlicerConfig::json()).unwrap());
-    let g = grammar::lark::compile(GRAMMARS[0], &grammar::Config::default()).unwrap();
-    let mut m = Matcher::new(trie, &g).unwrap().with_slicer(Some(slicer));
+    let vocab = Vocabulary::builder()
+        .token_list(&["{", "\"", "ab", " "])
+        .slicer(Some(SlicerConfig::json()))
+        .build()
+        .unwrap();
+    let mut m = Matcher::new(&vocab, &Grammar::lark(GRAMMARS[0]).unwrap()).unwrap();
     m.consume_tokens(&[TokenId(0), TokenId(1)]).unwrap();
     let allowed: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
     assert_eq!(allowed, [0, 1, 2, 3]); // `{`, the closing quote, `ab`, ` `
@@ -99,8 +105,7 @@ fn a_json_string_body_is_answered_by_slices() {
 
 #[test]
 fn none_switches_the_slicer_off() {
-    let trie = Arc::new(TokTrie::from_token_bytes(&["a"]).unwrap());
-    let g = grammar::regex::compile("a+").unwrap();
-    let m = Matcher::new(trie, &g).unwrap().with_slicer(None);
+    let vocab = Vocabulary::builder().token_list(&["a"]).build().unwrap();
+    let m = Matcher::new(&vocab, &Grammar::regex("a+").unwrap()).unwrap().with_slicer(None);
     assert_eq!(m.slicer_stats(), None);
 }

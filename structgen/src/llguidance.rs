@@ -1,0 +1,201 @@
+//! Requests in llguidance's top-level grammar format, so an engine that
+//! sends llguidance grammars today switches without rewriting them.
+//!
+//! The format (llguidance 1.9's `TopLevelGrammar`):
+//!
+//! ```json
+//! {"grammars": [{"name": "…", "lark_grammar": "start: …"}], "max_tokens": 100}
+//! {"grammars": [{"json_schema": {"type": "object", "x-guidance": {…}}}]}
+//! ```
+//!
+//! - `grammars` holds one grammar with exactly one of `lark_grammar` (the
+//!   Lark dialect, `%json` included) or `json_schema`; `name` is accepted
+//!   and ignored. Several grammars (referenced from Lark as `@name`) are
+//!   not supported yet: an error says so.
+//! - `max_tokens` limits the tokens a matcher consumes
+//!   ([`Grammar::max_tokens`](crate::Grammar::max_tokens)).
+//! - A JSON Schema compiles with llguidance's JSON defaults
+//!   ([`jsonschema::Options::llguidance_compat`]: flexible whitespace, `,`
+//!   and `:`, schema property order); its top-level `"x-guidance"` object
+//!   maps onto our options: `item_separator`, `key_separator` (regexes),
+//!   `whitespace_flexible`, `whitespace_pattern`, `coerce_one_of`,
+//!   `lenient`; `json_allowed_escapes` and
+//!   `json_allow_general_unicode_escapes` only at their defaults.
+//!
+//! Unlike llguidance, which ignores fields it does not know, every unknown
+//! field or setting is an error ([`ErrorKind::Request`]) with its JSON
+//! pointer: a misspelt setting never silently loosens a grammar.
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorKind, Location};
+
+/// A compiled request.
+pub(crate) struct Compiled {
+    pub(crate) grammar: earley::Grammar,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) max_tokens: Option<usize>,
+}
+
+fn request_error(pointer: &str, message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Request, message).at(Location::Pointer(pointer.to_owned()))
+}
+
+/// The object at `pointer`, with only the `allowed` keys.
+fn object<'a>(
+    v: &'a Value,
+    pointer: &str,
+    allowed: &[&str],
+) -> Result<&'a Map<String, Value>, Error> {
+    let Some(map) = v.as_object() else {
+        return Err(request_error(pointer, "expected an object"));
+    };
+    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(request_error(
+            &format!("{pointer}/{}", escape(k)),
+            format!("unknown field `{k}` (known: {})", allowed.join(", ")),
+        ));
+    }
+    Ok(map)
+}
+
+/// A key as a JSON-pointer token (RFC 6901: `~` → `~0`, `/` → `~1`).
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Compiles a request.
+pub(crate) fn compile(request: &Value, cfg: &grammar::Config) -> Result<Compiled, Error> {
+    let top = object(request, "", &["grammars", "max_tokens"])?;
+    let max_tokens = match top.get("max_tokens") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64() {
+            Some(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            None => return Err(request_error("/max_tokens", "expected a non-negative integer")),
+        },
+    };
+    let grammars = match top.get("grammars") {
+        Some(Value::Array(a)) if !a.is_empty() => a,
+        Some(Value::Array(_)) => return Err(request_error("/grammars", "no grammar given")),
+        Some(_) => return Err(request_error("/grammars", "expected an array of grammars")),
+        None => return Err(request_error("", "missing field `grammars`")),
+    };
+    if grammars.len() > 1 {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            format!(
+                "a request with {} grammars (referenced from Lark as `@name`) is not supported; \
+                 send one grammar",
+                grammars.len()
+            ),
+        )
+        .at(Location::Pointer("/grammars/1".to_owned())));
+    }
+    let g = object(&grammars[0], "/grammars/0", &["name", "json_schema", "lark_grammar"])?;
+    let present = |k: &str| g.get(k).is_some_and(|v| !v.is_null());
+    let (grammar, warnings) = match (present("lark_grammar"), present("json_schema")) {
+        (true, false) => {
+            let Some(src) = g["lark_grammar"].as_str() else {
+                return Err(request_error("/grammars/0/lark_grammar", "expected a string"));
+            };
+            (grammar::lark::compile(src, cfg).map_err(Error::from)?, Vec::new())
+        }
+        (false, true) => {
+            let (schema, options) = schema_options(&g["json_schema"])?;
+            crate::spec::compile_json(&schema, &options, cfg.parser_limits)
+                .map_err(|e| e.in_grammar(0, "json_schema"))?
+        }
+        (true, true) => {
+            return Err(request_error(
+                "/grammars/0",
+                "both `lark_grammar` and `json_schema` are set; give one",
+            ));
+        }
+        (false, false) => {
+            return Err(request_error(
+                "/grammars/0",
+                "neither `lark_grammar` nor `json_schema` is set",
+            ));
+        }
+    };
+    Ok(Compiled { grammar, warnings, max_tokens })
+}
+
+/// The schema without its `"x-guidance"` key, and the options that key sets
+/// on top of llguidance's JSON defaults.
+fn schema_options(schema: &Value) -> Result<(Value, jsonschema::Options), Error> {
+    let mut options = jsonschema::Options::llguidance_compat();
+    let Some(x) = schema.get("x-guidance") else {
+        return Ok((schema.clone(), options));
+    };
+    let at = "/grammars/0/json_schema/x-guidance";
+    let settings = object(
+        x,
+        at,
+        &[
+            "item_separator",
+            "key_separator",
+            "whitespace_flexible",
+            "whitespace_pattern",
+            "coerce_one_of",
+            "lenient",
+            "json_allowed_escapes",
+            "json_allow_general_unicode_escapes",
+        ],
+    )?;
+    let string = |k: &str| -> Result<Option<String>, Error> {
+        match settings.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(request_error(&format!("{at}/{k}"), "expected a string")),
+        }
+    };
+    let flag = |k: &str| -> Result<Option<bool>, Error> {
+        match settings.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(request_error(&format!("{at}/{k}"), "expected true or false")),
+        }
+    };
+    if let Some(s) = string("item_separator")? {
+        options.item_separator = s;
+    }
+    if let Some(s) = string("key_separator")? {
+        options.key_separator = s;
+    }
+    if flag("whitespace_flexible")? == Some(false) {
+        options.whitespace = jsonschema::Whitespace::Compact;
+    }
+    // As in llguidance, a pattern wins over the flexible switch.
+    if let Some(p) = string("whitespace_pattern")? {
+        options.whitespace = jsonschema::Whitespace::Pattern(p);
+    }
+    if let Some(b) = flag("coerce_one_of")? {
+        options.coerce_one_of = b;
+    }
+    if let Some(b) = flag("lenient")? {
+        options.lenient = b;
+    }
+    if let Some(e) = string("json_allowed_escapes")?
+        && e.chars().collect::<std::collections::BTreeSet<_>>()
+            != "nrbtf\\\"u".chars().collect::<std::collections::BTreeSet<_>>()
+    {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            "only the full set of JSON escapes (`nrbtf\\\"u`) is supported",
+        )
+        .at(Location::Pointer(format!("{at}/json_allowed_escapes"))));
+    }
+    if flag("json_allow_general_unicode_escapes")? == Some(true) {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            "`json_allow_general_unicode_escapes` is not supported",
+        )
+        .at(Location::Pointer(format!("{at}/json_allow_general_unicode_escapes"))));
+    }
+    let mut schema = schema.clone();
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("x-guidance");
+    }
+    Ok((schema, options))
+}

@@ -1,0 +1,332 @@
+//! The grammar front door: one [`GrammarSpec`] for every kind of
+//! constraint, compiled by [`Grammar::compile`] into one immutable,
+//! shareable [`Grammar`].
+
+use std::sync::Arc;
+
+use lexer::{LexemeSpec, RegexAst};
+
+use crate::error::{Error, ErrorKind, json_syntax};
+
+/// What to compile: a constraint of any kind the front door knows.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum GrammarSpec {
+    /// A JSON Schema (draft 2020-12, draft-07 `definitions` and array
+    /// `items` too) and how its JSON is laid out: whitespace, separators,
+    /// property order (see [`jsonschema::Options`]).
+    JsonSchema {
+        /// The schema.
+        schema: serde_json::Value,
+        /// Layout and limits.
+        options: jsonschema::Options,
+    },
+    /// A grammar in llguidance's Lark dialect (`%json { … }` embeds a schema).
+    Lark(String),
+    /// A grammar in llama.cpp's GBNF.
+    Gbnf(String),
+    /// An anchored regular expression (derivre syntax: the Rust `regex`
+    /// crate's, without look-around or back-references).
+    Regex(String),
+    /// Exactly one of these strings.
+    Choice(Vec<String>),
+    /// A request in llguidance's top-level grammar format:
+    /// `{"grammars": [{"lark_grammar": …} | {"json_schema": …}], "max_tokens": …}`
+    /// (see `llguidance.rs` for what is supported).
+    Llguidance(serde_json::Value),
+}
+
+impl GrammarSpec {
+    /// A JSON Schema with the default layout ([`jsonschema::Options::default`]:
+    /// bounded whitespace, `,` and `:`, schema property order).
+    pub fn json_schema(schema: serde_json::Value) -> GrammarSpec {
+        GrammarSpec::JsonSchema { schema, options: jsonschema::Options::default() }
+    }
+
+    /// A JSON Schema given as text, with the default layout.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Syntax`] with the line and column when `text` is not JSON.
+    pub fn json_schema_str(text: &str) -> Result<GrammarSpec, Error> {
+        let schema = serde_json::from_str(text).map_err(|e| json_syntax("the schema", &e, text))?;
+        Ok(GrammarSpec::json_schema(schema))
+    }
+
+    /// An llguidance request given as text.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Syntax`] with the line and column when `text` is not JSON.
+    pub fn llguidance_str(text: &str) -> Result<GrammarSpec, Error> {
+        let v = serde_json::from_str(text).map_err(|e| json_syntax("the request", &e, text))?;
+        Ok(GrammarSpec::Llguidance(v))
+    }
+
+    /// The kind's short name: `json_schema`, `lark`, `gbnf`, `regex`,
+    /// `choice`, `llguidance`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            GrammarSpec::JsonSchema { .. } => "json_schema",
+            GrammarSpec::Lark(_) => "lark",
+            GrammarSpec::Gbnf(_) => "gbnf",
+            GrammarSpec::Regex(_) => "regex",
+            GrammarSpec::Choice(_) => "choice",
+            GrammarSpec::Llguidance(_) => "llguidance",
+        }
+    }
+
+    /// A string that identifies the spec: equal keys, equal specs (the
+    /// compile cache's key, with the options).
+    pub(crate) fn cache_key(&self) -> String {
+        let body = match self {
+            GrammarSpec::JsonSchema { schema, options } => format!("{schema}\u{0}{options:?}"),
+            GrammarSpec::Lark(s) | GrammarSpec::Gbnf(s) | GrammarSpec::Regex(s) => s.clone(),
+            GrammarSpec::Choice(c) => format!("{c:?}"),
+            GrammarSpec::Llguidance(v) => v.to_string(),
+        };
+        format!("{}\u{0}{body}", self.kind_name())
+    }
+}
+
+/// Limits and settings of compilation, for every grammar kind.
+///
+/// `#[non_exhaustive]`: start from [`CompileOptions::default`] and set
+/// fields, so that a new setting is never a breaking change.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompileOptions {
+    /// The text front-ends' limits and settings (source size, nesting,
+    /// repetition bounds, Lark priorities), and in
+    /// [`parser_limits`](grammar::Config::parser_limits) the limits of the
+    /// compiled grammar and of its matchers (rules, Earley items per row and
+    /// per step, lexer states and fuel), which apply to every kind.
+    pub grammar: grammar::Config,
+}
+
+impl CompileOptions {
+    /// These options with `limits` for the compiled grammar and its matchers.
+    pub fn with_parser_limits(mut self, limits: earley::Limits) -> CompileOptions {
+        self.grammar.parser_limits = limits;
+        self
+    }
+
+    /// These options with `limits` for the text front-ends.
+    pub fn with_front_end_limits(mut self, limits: grammar::Limits) -> CompileOptions {
+        self.grammar.limits = limits;
+        self
+    }
+}
+
+/// A compiled grammar: immutable, `Send + Sync`, shared by [`Arc`]
+/// (cloning is a reference count); matchers are created from it cheaply
+/// (a copy of its lexer's tables and one Earley row).
+///
+/// A grammar holds no mutable state: every matcher starts from the same
+/// lexer, so a matcher's masks depend on its own tokens only, whatever
+/// other matchers of the grammar did.
+///
+/// ```
+/// use structgen::{Grammar, GrammarSpec};
+///
+/// let g = Grammar::compile(&GrammarSpec::Regex("[0-9]{1,3}".into()), &Default::default())?;
+/// assert!(g.accepts(b"123"));
+/// let g = Grammar::json_schema(&serde_json::json!({"type": "integer", "minimum": 3}))?;
+/// assert!(g.accepts(b"7") && !g.accepts(b"2"));
+///
+/// let e = Grammar::lark("start: \"a\" foo").unwrap_err();
+/// assert_eq!((e.line(), e.column()), (Some(1), Some(12)));
+/// let e = Grammar::json_schema(&serde_json::json!({"type": "string", "minLength": "x"}))
+///     .unwrap_err();
+/// assert_eq!(e.pointer(), Some(""));
+/// # Ok::<(), structgen::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Grammar {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    earley: earley::Grammar,
+    kind: &'static str,
+    warnings: Vec<String>,
+    max_tokens: Option<usize>,
+}
+
+impl Grammar {
+    /// Compiles `spec`.
+    ///
+    /// # Errors
+    /// Every problem is one [`Error`] with its [`ErrorKind`] and, when it
+    /// has a place, its [`Location`](crate::Location): line and column in a
+    /// text grammar, the JSON pointer in a schema or request.
+    pub fn compile(spec: &GrammarSpec, options: &CompileOptions) -> Result<Grammar, Error> {
+        let cfg = &options.grammar;
+        let (earley, warnings, max_tokens) = match spec {
+            GrammarSpec::JsonSchema { schema, options } => {
+                let (g, w) = compile_json(schema, options, cfg.parser_limits)?;
+                (g, w, None)
+            }
+            GrammarSpec::Lark(src) => (grammar::lark::compile(src, cfg)?, Vec::new(), None),
+            GrammarSpec::Gbnf(src) => (grammar::gbnf::compile(src, cfg)?, Vec::new(), None),
+            GrammarSpec::Regex(rx) => {
+                if rx.len() > cfg.limits.max_source_bytes {
+                    return Err(Error::new(
+                        ErrorKind::Limit,
+                        format!(
+                            "the regex has {} bytes, more than the limit of {} (grammar::Limits::max_source_bytes)",
+                            rx.len(),
+                            cfg.limits.max_source_bytes
+                        ),
+                    ));
+                }
+                (grammar::regex::compile_with(rx, cfg.parser_limits)?, Vec::new(), None)
+            }
+            GrammarSpec::Choice(options) => (compile_choice(options, cfg)?, Vec::new(), None),
+            GrammarSpec::Llguidance(request) => {
+                let r = crate::llguidance::compile(request, cfg)?;
+                (r.grammar, r.warnings, r.max_tokens)
+            }
+        };
+        Ok(Grammar::from_parts(earley, spec.kind_name(), warnings, max_tokens))
+    }
+
+    /// A JSON Schema with the default layout and limits.
+    ///
+    /// # Errors
+    /// As [`compile`](Grammar::compile).
+    pub fn json_schema(schema: &serde_json::Value) -> Result<Grammar, Error> {
+        Grammar::compile(&GrammarSpec::json_schema(schema.clone()), &CompileOptions::default())
+    }
+
+    /// A Lark grammar with the default limits.
+    ///
+    /// # Errors
+    /// As [`compile`](Grammar::compile).
+    pub fn lark(src: &str) -> Result<Grammar, Error> {
+        Grammar::compile(&GrammarSpec::Lark(src.to_owned()), &CompileOptions::default())
+    }
+
+    /// A GBNF grammar with the default limits.
+    ///
+    /// # Errors
+    /// As [`compile`](Grammar::compile).
+    pub fn gbnf(src: &str) -> Result<Grammar, Error> {
+        Grammar::compile(&GrammarSpec::Gbnf(src.to_owned()), &CompileOptions::default())
+    }
+
+    /// A regular expression with the default limits.
+    ///
+    /// # Errors
+    /// As [`compile`](Grammar::compile).
+    pub fn regex(pattern: &str) -> Result<Grammar, Error> {
+        Grammar::compile(&GrammarSpec::Regex(pattern.to_owned()), &CompileOptions::default())
+    }
+
+    /// Exactly one of `options`.
+    ///
+    /// # Errors
+    /// As [`compile`](Grammar::compile); an empty list is
+    /// [`ErrorKind::Unsatisfiable`].
+    pub fn choice<S: AsRef<str>>(options: &[S]) -> Result<Grammar, Error> {
+        let list = options.iter().map(|s| s.as_ref().to_owned()).collect();
+        Grammar::compile(&GrammarSpec::Choice(list), &CompileOptions::default())
+    }
+
+    /// A request in llguidance's top-level format, with the default limits.
+    ///
+    /// # Errors
+    /// As [`compile`](Grammar::compile).
+    pub fn llguidance(request: &serde_json::Value) -> Result<Grammar, Error> {
+        Grammar::compile(&GrammarSpec::Llguidance(request.clone()), &CompileOptions::default())
+    }
+
+    /// A grammar built directly with the parser's [`earley::GrammarBuilder`].
+    pub fn from_earley(grammar: earley::Grammar) -> Grammar {
+        Grammar::from_parts(grammar, "earley", Vec::new(), None)
+    }
+
+    fn from_parts(
+        earley: earley::Grammar,
+        kind: &'static str,
+        warnings: Vec<String>,
+        max_tokens: Option<usize>,
+    ) -> Grammar {
+        Grammar { inner: Arc::new(Inner { earley, kind, warnings, max_tokens }) }
+    }
+
+    /// The compiled grammar the parser runs on.
+    pub fn earley(&self) -> &earley::Grammar {
+        &self.inner.earley
+    }
+
+    /// The kind it was compiled from ([`GrammarSpec::kind_name`], or
+    /// `"earley"` for [`from_earley`](Grammar::from_earley)).
+    pub fn kind_name(&self) -> &'static str {
+        self.inner.kind
+    }
+
+    /// What compilation ignored and said so (a JSON Schema in lenient mode,
+    /// unknown formats treated as annotations).
+    pub fn warnings(&self) -> &[String] {
+        &self.inner.warnings
+    }
+
+    /// The most tokens a matcher of this grammar may consume (llguidance's
+    /// `max_tokens`), if set.
+    pub fn max_tokens(&self) -> Option<usize> {
+        self.inner.max_tokens
+    }
+
+    /// Whether the grammar accepts `text` (byte by byte, no tokenizer; a
+    /// limit exceeded counts as a rejection).
+    pub fn accepts(&self, text: &[u8]) -> bool {
+        self.inner.earley.accepts(text).unwrap_or(false)
+    }
+
+    /// Whether two handles share one compiled grammar.
+    pub fn ptr_eq(&self, other: &Grammar) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+/// A JSON Schema compiled to the parser's grammar; its warnings.
+pub(crate) fn compile_json(
+    schema: &serde_json::Value,
+    options: &jsonschema::Options,
+    limits: earley::Limits,
+) -> Result<(earley::Grammar, Vec<String>), Error> {
+    let compiled = jsonschema::compile(schema, options)?;
+    let g = compiled.grammar.to_earley(limits)?;
+    Ok((g, compiled.warnings))
+}
+
+/// One lexeme matching exactly one of `options`.
+fn compile_choice(options: &[String], cfg: &grammar::Config) -> Result<earley::Grammar, Error> {
+    if options.is_empty() {
+        return Err(Error::new(ErrorKind::Unsatisfiable, "a choice of no strings accepts nothing"));
+    }
+    let bytes: usize = options.iter().map(String::len).sum();
+    if bytes > cfg.limits.max_source_bytes {
+        return Err(Error::new(
+            ErrorKind::Limit,
+            format!(
+                "the choices hold {bytes} bytes, more than the limit of {} (grammar::Limits::max_source_bytes)",
+                cfg.limits.max_source_bytes
+            ),
+        ));
+    }
+    let mut b = earley::GrammarBuilder::new();
+    let start = b.add_nonterminal("start");
+    // Lexemes match at least one byte: the empty choice is an empty rule.
+    let alternatives: Vec<RegexAst> =
+        options.iter().filter(|s| !s.is_empty()).map(|s| RegexAst::Literal(s.clone())).collect();
+    if !alternatives.is_empty() {
+        let rx = RegexAst::Or(alternatives);
+        let lexeme = b.add_lexeme(LexemeSpec::new("choice".to_owned(), rx));
+        b.add_rule(start, &[lexeme]);
+    }
+    if options.iter().any(String::is_empty) {
+        b.add_rule(start, &[]);
+    }
+    Ok(b.build(start, cfg.parser_limits)?)
+}

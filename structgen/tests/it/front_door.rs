@@ -1,0 +1,184 @@
+//! The front door: every grammar kind through one `Grammar::compile`, one
+//! error type with its location, llguidance's request format, and the
+//! compile cache.
+
+use serde_json::json;
+use structgen::{
+    CompileOptions, ErrorKind, Grammar, GrammarCache, GrammarSpec, Location, Matcher, Vocabulary,
+};
+use toktrie::TokenId;
+
+fn compile(spec: GrammarSpec) -> Result<Grammar, structgen::Error> {
+    Grammar::compile(&spec, &CompileOptions::default())
+}
+
+#[test]
+fn every_kind_compiles_through_one_entry() {
+    let cases: Vec<(GrammarSpec, &[u8], &[u8])> = vec![
+        (GrammarSpec::json_schema(json!({"type": "integer"})), b"42", b"4.2"),
+        (GrammarSpec::Lark("start: \"a\"+".into()), b"aaa", b"ab"),
+        (GrammarSpec::Gbnf("root ::= [0-9]+ \"!\"".into()), b"12!", b"12"),
+        (GrammarSpec::Regex("[a-c]{2}".into()), b"ab", b"abc"),
+        (GrammarSpec::Choice(vec!["yes".into(), "no".into()]), b"no", b"maybe"),
+        (
+            GrammarSpec::Llguidance(json!({"grammars": [{"lark_grammar": "start: /[0-9]+/"}]})),
+            b"123",
+            b"12a",
+        ),
+        (
+            GrammarSpec::Llguidance(json!({"grammars": [{"json_schema": {"type": "boolean"}}]})),
+            b"true",
+            b"yes",
+        ),
+    ];
+    for (spec, yes, no) in cases {
+        let g = compile(spec.clone()).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+        assert_eq!(g.kind_name(), spec.kind_name());
+        assert!(g.accepts(yes), "{spec:?} accepts {yes:?}");
+        assert!(!g.accepts(no), "{spec:?} rejects {no:?}");
+    }
+}
+
+#[test]
+fn a_choice_may_hold_the_empty_string_and_prefixes() {
+    let g = Grammar::choice(&["", "a", "ab"]).unwrap();
+    for text in [&b""[..], b"a", b"ab"] {
+        assert!(g.accepts(text), "{text:?}");
+    }
+    assert!(!g.accepts(b"b"));
+    let e = Grammar::choice::<&str>(&[]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsatisfiable);
+}
+
+#[test]
+fn errors_carry_their_location() {
+    let e = Grammar::lark("start: \"a\" b\nb: c").unwrap_err();
+    assert_eq!((e.kind(), e.line(), e.column()), (ErrorKind::Invalid, Some(2), Some(4)));
+    let e = Grammar::gbnf("root ::= \"a").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Syntax);
+    assert_eq!(e.line(), Some(1));
+    let e = Grammar::regex("ab[").unwrap_err();
+    assert_eq!((e.line(), e.column()), (Some(1), Some(3)));
+    let e =
+        Grammar::json_schema(&json!({"properties": {"a": {"type": "string", "minLength": -1}}}))
+            .unwrap_err();
+    assert_eq!(e.pointer(), Some("/properties/a"));
+    assert_eq!(e.keyword(), Some("minLength"));
+    let e = GrammarSpec::json_schema_str("{\n  \"type\": \"string\",,\n}").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Syntax);
+    assert_eq!((e.line(), e.column()), (Some(2), Some(20)));
+    let e = Grammar::json_schema(&json!({"not": {}})).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsatisfiable);
+    // Display: location, kind, message.
+    let e = Grammar::regex("ab[").unwrap_err();
+    assert!(e.to_string().starts_with("1:3: invalid: unclosed character class"), "{e}");
+}
+
+#[test]
+fn llguidance_requests_map_their_settings_and_refuse_unknown_ones() {
+    // x-guidance: compact whitespace, a custom separator.
+    let request = json!({"grammars": [{"json_schema": {
+        "type": "array", "items": {"type": "integer"},
+        "x-guidance": {"whitespace_flexible": false, "item_separator": ";"}
+    }}]});
+    let g = Grammar::llguidance(&request).unwrap();
+    assert!(g.accepts(b"[1;2]"));
+    assert!(!g.accepts(b"[1, 2]"));
+    // The default: llguidance's flexible whitespace.
+    let g =
+        Grammar::llguidance(&json!({"grammars": [{"json_schema": {"type": "array"}}]})).unwrap();
+    assert!(g.accepts(b"[ 1 ,\n 2 ]"));
+    // max_tokens
+    let g = Grammar::llguidance(
+        &json!({"grammars": [{"lark_grammar": "start: /a+/"}], "max_tokens": 3}),
+    )
+    .unwrap();
+    assert_eq!(g.max_tokens(), Some(3));
+    let bad = [
+        (json!({"grammars": [], "x": 1}), "/x"),
+        (json!({"grammars": [{"lark_grammar": "start: \"a\"", "lexer": 1}]}), "/grammars/0/lexer"),
+        (
+            json!({"grammars": [{"json_schema": {"x-guidance": {"whitespace_flexibel": true}}}]}),
+            "/grammars/0/json_schema/x-guidance/whitespace_flexibel",
+        ),
+        (json!({"grammars": [{"json_schema": {}, "lark_grammar": "start: \"a\""}]}), "/grammars/0"),
+        (json!({"grammars": [{"name": "x"}]}), "/grammars/0"),
+        (json!({"grammars": [{"lark_grammar": "start: \"a\""}], "max_tokens": -1}), "/max_tokens"),
+        (json!({"max_tokens": 1}), ""),
+    ];
+    for (request, pointer) in bad {
+        let e = Grammar::llguidance(&request).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Request, "{request}: {e}");
+        assert_eq!(e.location(), Some(&Location::Pointer(pointer.to_owned())), "{request}");
+    }
+    // A schema error inside a request points into the request.
+    let e = Grammar::llguidance(&json!({"grammars": [{"json_schema": {"minLength": "x"}}]}))
+        .unwrap_err();
+    assert_eq!(e.pointer(), Some("/grammars/0/json_schema"));
+    assert_eq!(e.grammar_index(), Some(0));
+}
+
+#[test]
+fn max_tokens_ends_the_sequence() {
+    let vocab = Vocabulary::builder()
+        .token_list(&["a"])
+        .special(TokenId(1), "<eos>")
+        .stop_tokens([TokenId(1)])
+        .build()
+        .unwrap();
+    let request = json!({"grammars": [{"lark_grammar": "start: /a+/"}], "max_tokens": 2});
+    let mut m = Matcher::new(&vocab, &Grammar::llguidance(&request).unwrap()).unwrap();
+    m.consume_tokens(&[TokenId(0), TokenId(0)]).unwrap();
+    assert_eq!(m.stop_reason(), Some(structgen::StopReason::MaxTokens));
+    let allowed: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
+    assert_eq!(allowed, [1]);
+    assert!(m.consume_token(TokenId(0)).is_err());
+}
+
+#[test]
+fn the_cache_compiles_each_spec_once_and_stays_within_its_bound() {
+    let cache = GrammarCache::new(1 << 30);
+    let opts = CompileOptions::default();
+    let a = GrammarSpec::json_schema(json!({"type": "string", "maxLength": 5}));
+    let b = GrammarSpec::Regex("x+".into());
+    let g1 = cache.get_or_compile(&a, &opts).unwrap();
+    let g2 = cache.get_or_compile(&a, &opts).unwrap();
+    assert!(g1.ptr_eq(&g2));
+    cache.get_or_compile(&b, &opts).unwrap();
+    let bad = GrammarSpec::Regex("(".into());
+    assert!(cache.get_or_compile(&bad, &opts).is_err());
+    assert!(cache.get_or_compile(&bad, &opts).is_err());
+    let s = cache.stats();
+    assert_eq!((s.hits, s.misses, s.entries), (2, 3, 3));
+    // Other options, another entry.
+    let mut other = CompileOptions::default();
+    other.grammar.ignore_priorities = true;
+    let g3 = cache.get_or_compile(&a, &other).unwrap();
+    assert!(!g1.ptr_eq(&g3));
+    // A bound below both entries keeps one: least recently used out first.
+    let size = |spec: &GrammarSpec| {
+        let c = GrammarCache::new(1 << 30);
+        c.get_or_compile(spec, &opts).unwrap();
+        c.stats().bytes
+    };
+    let bound = size(&a) + size(&b) - 1;
+    let small = GrammarCache::new(bound);
+    let a1 = small.get_or_compile(&a, &opts).unwrap();
+    small.get_or_compile(&b, &opts).unwrap(); // a out
+    let a2 = small.get_or_compile(&a, &opts).unwrap(); // compiled again; b out
+    assert!(!a1.ptr_eq(&a2));
+    let s = small.stats();
+    assert_eq!((s.misses, s.evictions, s.entries), (3, 2, 1), "{s:?}");
+    assert!(s.bytes <= bound);
+    small.clear();
+    assert_eq!(small.stats().entries, 0);
+}
+
+#[test]
+fn grammars_and_vocabularies_are_shared_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Grammar>();
+    assert_send_sync::<Vocabulary>();
+    assert_send_sync::<GrammarCache>();
+    assert_send_sync::<structgen::Error>();
+}

@@ -119,6 +119,7 @@ impl Frame {
 
 /// Counters of the parser's work, for benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParserStats {
     /// Bytes pushed successfully: consumed bytes, and trie nodes accepted
     /// by walks through [`Recognizer`] (not those through

@@ -26,6 +26,7 @@ impl LexemeId {
 /// [`Lexer::is_nullable`](crate::Lexer::is_nullable) so that the parser's
 /// grammar builder makes the lexeme's symbol optional instead.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct LexemeSpec {
     /// A human-readable name: the Lark terminal name, `"while"`, `/[0-9]+/`.
     pub name: String,

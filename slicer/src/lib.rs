@@ -102,6 +102,7 @@ use toktrie::{BuildError, TokTrie, TokenId, TokenKind, TokenSet};
 
 /// One slice: a name for messages and the regex its tokens match.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SliceSpec {
     /// A human-readable name (`"json-string-10"`).
     pub name: String,

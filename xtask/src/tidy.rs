@@ -61,7 +61,31 @@ pub(crate) fn check(root: &Path) -> Result<Vec<Problem>> {
         }
     }
     check_fmt(root, &mut problems);
+    check_readme_example(root, &mut problems);
     Ok(problems)
+}
+
+/// The README's engine loop must be the code of `structgen/examples/engine.rs`
+/// (which the tests compile), so that it cannot rot.
+fn check_readme_example(root: &Path, problems: &mut Vec<Problem>) {
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap_or_default();
+    let example =
+        std::fs::read_to_string(root.join("structgen/examples/engine.rs")).unwrap_or_default();
+    let block = readme
+        .split_once("## For engines")
+        .and_then(|(_, rest)| rest.split_once("```rust\n"))
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(code, _)| code);
+    match block {
+        Some(code) if !code.trim().is_empty() && example.contains(code) => {}
+        _ => problems.push(Problem {
+            path: "README.md".into(),
+            line: None,
+            message: "the `## For engines` Rust block is not the code of \
+                      structgen/examples/engine.rs: copy it from there"
+                .into(),
+        }),
+    }
 }
 
 fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {

@@ -36,6 +36,7 @@ pub(crate) struct Forcing {
 
 /// The answer of [`Matcher::forced_tokens`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ForcedTokens {
     /// Tokens to append without a model call, canonical whatever follows.
     pub tokens: Vec<TokenId>,

@@ -19,6 +19,7 @@ use crate::Matcher;
 
 /// Counters of the slicer's work in one matcher.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SlicerStats {
     /// Masks computed through the slicer (cache hits of the matcher's
     /// per-position mask are not counted).

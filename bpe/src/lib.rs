@@ -115,6 +115,7 @@ mod interval;
 mod model;
 mod prepending;
 mod pretok;
+mod runs;
 mod tiktoken;
 mod tokenizer;
 mod trie;

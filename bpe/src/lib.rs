@@ -106,6 +106,8 @@
 
 mod appending;
 mod backtrack;
+#[cfg(feature = "rayon")]
+mod batch;
 mod chunk;
 pub mod data;
 mod error;

@@ -668,7 +668,14 @@ impl Backtracker {
         // dead[p]: no valid encoding of piece[p..] follows the tokens chosen
         // so far (BPE is determined by the last token, so this holds for any
         // prefix reaching p once it failed once).
-        let mut dead = vec![0u64; n / 64 + 1];
+        let mut small = [0u64; 4];
+        let mut large = Vec::new();
+        let dead: &mut [u64] = if n < 256 {
+            &mut small
+        } else {
+            large.resize(n / 64 + 1, 0u64);
+            &mut large
+        };
         let mut pos = 0usize;
         let mut next = self.longest(model, tokens, piece);
         while next != NONE {

@@ -65,13 +65,13 @@ const SHORT: usize = 48;
 
 /// Pieces longer than this use the backtracking encoder when the vocabulary
 /// admits it: past a few characters it beats the quadratic loop.
-const LINEAR_MIN: usize = 16;
+const LINEAR_MIN: usize = 4;
 
 /// The same for pieces ending in a non-ASCII byte (CJK pieces are runs of
 /// 3-byte characters, and the quadratic loop's lookups grow with the bytes,
 /// not the characters): measured on Japanese prose, without slowing ASCII
 /// prose, where a short unknown word is cheapest in the merge loop.
-const LINEAR_MIN_WIDE: usize = 8;
+const LINEAR_MIN_WIDE: usize = 4;
 
 /// Whether `piece` goes to the backtracking encoder (when available).
 #[inline]

@@ -137,7 +137,7 @@ impl<'t> AppendingEncoder<'t> {
         // Tables for the long open pieces; others are dropped.
         let mut x = self.fixed_end;
         let long = self.open.iter().any(|&y| std::mem::replace(&mut x, y) + TABLE_MIN <= y);
-        let Some(bt) = long.then(|| tok.model.backtracker(&tok.tokens)).flatten() else {
+        let Some(bt) = long.then(|| tok.model.byte_backtracker(&tok.tokens)).flatten() else {
             self.tables.clear();
             return;
         };

@@ -16,6 +16,7 @@
 //! consumed: a handful of table lookups.
 
 use crate::model::{Model, Rules, Symbols};
+use crate::runs::{Alone, Scratch, Step};
 use crate::vocab::{Kind, Tokens};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -73,6 +74,9 @@ pub(crate) struct Backtracker {
     pair2: Vec<u32>,
     /// Every ordinary token, valid or not.
     trie: Trie,
+    /// The alone-runs of every valid token (`runs.rs`), when some run is
+    /// not sorted (Llama-3, Llama-2, Mistral); empty otherwise.
+    steps: Vec<Step>,
     /// Distinguishes backtrackers in the thread-local compatibility cache
     /// (unique per build, never reused).
     id: u64,
@@ -96,6 +100,14 @@ struct Fact {
     /// 0 when not computed yet, else the longest valid proper prefix plus
     /// one (`u32::MAX` for none).
     next: AtomicU32,
+    /// Non-monotone Hugging Face vocabularies: where the token's alone-run
+    /// starts in [`Backtracker::steps`] (its header; `runs.rs`).
+    run: u32,
+    /// The number of merges of that run.
+    nrun: u16,
+    /// Whether the run fires its merges in non-decreasing priority (always
+    /// for monotone vocabularies): then the spine walk is exact.
+    sorted: bool,
 }
 
 /// The first 8 bytes of `b`, zero-padded, as a number.
@@ -139,6 +151,20 @@ impl Backtracker {
         if t != NONE && self.is_valid(model, tokens, t) { t } else { NONE }
     }
 
+    /// Whether `ch` (one character's bytes) is an ordinary token: a
+    /// character symbol of the encoder.
+    #[inline]
+    pub(crate) fn char_has_token(&self, ch: &[u8]) -> bool {
+        let mut n = ROOT;
+        for &b in ch {
+            n = self.trie.child(n, b);
+            if n == NONE {
+                return false;
+            }
+        }
+        self.trie.token(n) != NONE
+    }
+
     /// Whether trie node `n` spells an ordinary token (valid or not).
     #[inline]
     pub(crate) fn node_is_word(&self, n: u32) -> bool {
@@ -161,31 +187,50 @@ impl Backtracker {
     }
 
     /// Builds the tables, or `None` when the vocabulary does not meet the
-    /// encoder's requirements (byte symbols; every valid token's merge has a
-    /// higher priority than its parts' merges).
+    /// encoder's requirements.
     ///
-    /// `known_monotone` skips that check for tiktoken vocabularies already
-    /// known to pass it (the embedded ones; a test runs the check): their
-    /// per-token facts are then computed on first use, and building costs
-    /// only the trie. Otherwise every token is settled here and the
-    /// vocabulary is checked.
+    /// tiktoken ranks: byte symbols, and every valid token's merge has a
+    /// higher priority than its parts' (monotone). `known_monotone` skips
+    /// that check for vocabularies already known to pass it (the embedded
+    /// ones; a test runs the check): their per-token facts are then
+    /// computed on first use, and building costs only the trie. Otherwise
+    /// every token is settled here and the vocabulary is checked.
+    ///
+    /// Hugging Face merges: any merge order. Every token's alone-run (BPE
+    /// of its own bytes, `runs.rs`) settles its validity and canonical
+    /// split; the runs are kept when some of them are not sorted. Symbols
+    /// are bytes, or characters when no merge involves a byte-fallback or
+    /// unknown token (then no merge crosses a character without a token, and
+    /// the encoder is given runs of characters that have one).
     pub(crate) fn build(
         model: &Model,
         tokens: &Tokens,
         known_monotone: bool,
     ) -> Option<Backtracker> {
-        let Symbols::Bytes(byte_ids) = &model.symbols else { return None };
         let n = tokens.len();
         let ranks = matches!(model.rules, Rules::Ranks);
         // tiktoken files reject duplicate bytes when loaded; Hugging Face
         // vocabularies may hold them, and the byte map keeps the first.
         let ordinary = |id: u32| {
             tokens.kind(id) == Kind::Normal
-                && tokens.token_len(id) >= 2
                 && (ranks || model.map.get(tokens, tokens.bytes(id)) == Some(id))
         };
-        let mut ordinary_ids: Vec<u32> = byte_ids.to_vec();
-        ordinary_ids.extend((0..n as u32).filter(|&id| ordinary(id)));
+        let ordinary_ids: Vec<u32> = (0..n as u32).filter(|&id| ordinary(id)).collect();
+        let byte_ids = match &model.symbols {
+            Symbols::Bytes(ids) => Some(ids),
+            Symbols::Chars { .. } => None,
+        };
+        if let Rules::Pairs(table) = &model.rules {
+            // Character symbols: every merge joins two ordinary tokens.
+            let in_map = |id: u32| ordinary(id);
+            if byte_ids.is_none()
+                && !table.iter().all(|(&k, _)| in_map((k >> 32) as u32) && in_map(k as u32))
+            {
+                return None;
+            }
+        } else if byte_ids.is_none() {
+            return None;
+        }
         let mut bt = Backtracker {
             facts: (0..n as u32)
                 .map(|t| {
@@ -195,78 +240,96 @@ impl Backtracker {
                         head: head(b),
                         len: b.len() as u32,
                         next: AtomicU32::new(0),
+                        run: 0,
+                        nrun: 0,
+                        sorted: true,
                     }
                 })
                 .collect(),
             created: if ranks { Vec::new() } else { vec![0; n] },
-            ranked: ranks && byte_ids.iter().all(|&b| b < 256),
+            ranked: ranks && byte_ids.is_some_and(|ids| ids.iter().all(|&b| b < 256)),
             pair2: Vec::new(),
             trie: Trie::build(tokens, &ordinary_ids)?,
+            steps: Vec::new(),
             id: NEXT_ID.fetch_add(1, Relaxed),
         };
-        for &id in byte_ids.iter() {
-            bt.set_split(tokens, id, id, id);
-        }
-        if ranks {
-            bt.pair2 = vec![0; 1 << 16];
-            for &id in &ordinary_ids {
-                if let &[b0, b1] = tokens.bytes(id) {
-                    bt.pair2[usize::from(b0) << 8 | usize::from(b1)] = id + 1;
+        match (&model.rules, byte_ids) {
+            (Rules::Ranks, Some(byte_ids)) => {
+                for &id in byte_ids.iter() {
+                    bt.set_split(tokens, id, id, id);
                 }
-            }
-        }
-        match &model.rules {
-            Rules::Ranks if known_monotone => return Some(bt),
-            Rules::Ranks => {
-                for id in 0..n as u32 {
-                    if ordinary(id) {
-                        bt.is_valid(model, tokens, id);
+                bt.pair2 = vec![0; 1 << 16];
+                for &id in &ordinary_ids {
+                    if let &[b0, b1] = tokens.bytes(id) {
+                        bt.pair2[usize::from(b0) << 8 | usize::from(b1)] = id + 1;
                     }
                 }
-            }
-            Rules::Pairs(table) => {
-                // Canonical splits in merge-priority order: a token's parts
-                // are settled before it, and `walk` (BPE of the parts' bytes
-                // gets to the two parts) reads only rules of lower priority.
-                let mut merges: Vec<(u32, u32, u32, u32)> = table
-                    .iter()
-                    .map(|(&k, &(prio, res))| (prio, (k >> 32) as u32, k as u32, res))
-                    .collect();
-                merges.sort_unstable();
-                for (prio, l, r, res) in merges {
-                    if bt.settled_valid(res)
-                        || !ordinary(res)
-                        || !bt.settled_valid(l)
-                        || !bt.settled_valid(r)
+                if known_monotone {
+                    return Some(bt);
+                }
+                for &id in &ordinary_ids {
+                    bt.is_valid(model, tokens, id);
+                }
+                // A token this pass missed could still be produced through
+                // parts of higher priority (a non-monotone vocabulary); BPE
+                // on its bytes settles it, and such a vocabulary falls back
+                // to the heap encoder.
+                let mut parts = Vec::new();
+                let mut rules = Vec::new();
+                for &id in &ordinary_ids {
+                    if !bt.is_valid(model, tokens, id)
+                        && last_merge(
+                            model,
+                            tokens,
+                            byte_ids,
+                            tokens.bytes(id),
+                            &mut parts,
+                            &mut rules,
+                        )
+                        .is_some()
                     {
-                        continue;
+                        return None;
                     }
-                    let t = tokens.bytes(res);
-                    if bt.walk(model, tokens, t, tokens.token_len(l), l, r, true) {
-                        bt.set_split(tokens, res, l, r);
-                        bt.created[res as usize] = prio.checked_add(1)?;
+                }
+            }
+            (Rules::Pairs(table), _) => {
+                let mut scratch = Scratch::default();
+                let mut steps = Vec::new();
+                let mut all_sorted = true;
+                for &t in &ordinary_ids {
+                    let at = steps.len();
+                    let alone =
+                        crate::runs::alone_run(model, tokens, table, t, &mut scratch, &mut steps);
+                    let f = &mut bt.facts[t as usize];
+                    match alone {
+                        Alone::Base => {
+                            f.state.store(valid_state(tokens, t, t), Relaxed);
+                        }
+                        Alone::Valid { left, right, prio, sorted } => {
+                            f.state.store(valid_state(tokens, left, right), Relaxed);
+                            f.sorted = sorted;
+                            all_sorted &= sorted;
+                            bt.created[t as usize] = prio.checked_add(1)?;
+                        }
+                        Alone::Invalid => {
+                            f.state.store(INVALID, Relaxed);
+                            continue;
+                        }
                     }
+                    f.run = u32::try_from(at).ok()?;
+                    f.nrun = u16::try_from(steps.len() - at - 1).ok()?;
                 }
                 for f in &bt.facts {
                     if f.state.load(Relaxed) == UNKNOWN {
                         f.state.store(INVALID, Relaxed);
                     }
                 }
+                if !all_sorted {
+                    steps.shrink_to_fit();
+                    bt.steps = steps;
+                }
             }
-        }
-        // A token this pass missed could still be produced through parts of
-        // higher priority (a non-monotone vocabulary); BPE on its bytes
-        // settles it, and such a vocabulary falls back to the heap encoder.
-        let mut parts = Vec::new();
-        let mut rules = Vec::new();
-        for id in 0..n as u32 {
-            if ordinary(id)
-                && !bt.is_valid(model, tokens, id)
-                && last_merge(model, tokens, byte_ids, tokens.bytes(id), &mut parts, &mut rules)
-                    .is_some()
-            {
-                return None;
-            }
+            (Rules::Ranks, None) => return None,
         }
         Some(bt)
     }
@@ -274,11 +337,6 @@ impl Backtracker {
     fn set_split(&self, tokens: &Tokens, t: u32, left: u32, right: u32) {
         let s = valid_state(tokens, left, right);
         self.facts[t as usize].state.store(s, Relaxed);
-    }
-
-    /// Whether `t` is known to be valid (no computation).
-    fn settled_valid(&self, t: u32) -> bool {
-        self.facts[t as usize].state.load(Relaxed) & VALID != 0
     }
 
     /// The state of `t`, computed first if needed (tiktoken ranks).
@@ -441,7 +499,7 @@ impl Backtracker {
                 self.claim(&mut cache);
                 self.compatible_cached(&mut cache, model, tokens, piece, boundary, a, b).0
             }
-            Err(_) => self.walk(model, tokens, piece, boundary, a, b, false),
+            Err(_) => self.check(model, tokens, piece, boundary, a, b),
         })
     }
 
@@ -480,9 +538,39 @@ impl Backtracker {
         if e != u64::MAX && e >> 1 == key {
             return (e & 1 == 1, true);
         }
-        let ok = self.walk(model, tokens, piece, boundary, a, b, false);
+        let ok = self.check(model, tokens, piece, boundary, a, b);
         cache.slots[slot] = key << 1 | u64::from(ok);
         (ok, false)
+    }
+
+    /// Whether valid `a` and `b`, meeting at `boundary` in `piece`, are
+    /// compatible: the spine walk, or, when either alone-run is not sorted
+    /// (a non-monotone vocabulary), the replay of both runs (`runs.rs`).
+    #[inline]
+    fn check(
+        &self,
+        model: &Model,
+        tokens: &Tokens,
+        piece: &[u8],
+        boundary: usize,
+        a: u32,
+        b: u32,
+    ) -> bool {
+        let sorted = |t: u32| self.facts[t as usize].sorted;
+        if !self.steps.is_empty()
+            && (!sorted(a) || !sorted(b))
+            && let Rules::Pairs(table) = &model.rules
+        {
+            return crate::runs::simulate(table, self.run(a), self.run(b));
+        }
+        self.walk(model, tokens, piece, boundary, a, b, false)
+    }
+
+    /// The alone-run of valid `t`, header first (non-monotone vocabularies).
+    #[inline]
+    fn run(&self, t: u32) -> &[Step] {
+        let f = &self.facts[t as usize];
+        &self.steps[f.run as usize..f.run as usize + f.nrun as usize + 1]
     }
 
     /// Walks the boundary states of BPE on `bytes(a) ++ bytes(b)` (at
@@ -580,7 +668,14 @@ impl Backtracker {
         // dead[p]: no valid encoding of piece[p..] follows the tokens chosen
         // so far (BPE is determined by the last token, so this holds for any
         // prefix reaching p once it failed once).
-        let mut dead = vec![0u64; n / 64 + 1];
+        let mut small = [0u64; 4];
+        let mut large = Vec::new();
+        let dead: &mut [u64] = if n < 256 {
+            &mut small
+        } else {
+            large.resize(n / 64 + 1, 0u64);
+            &mut large
+        };
         let mut pos = 0usize;
         let mut next = self.longest(model, tokens, piece);
         while next != NONE {
@@ -605,7 +700,7 @@ impl Backtracker {
                             }
                             ok
                         }
-                        None => self.walk(model, tokens, piece, pos, a, t, false),
+                        None => self.check(model, tokens, piece, pos, a, t),
                     }
                 })
             {
@@ -634,6 +729,7 @@ impl Backtracker {
             + self.created.capacity() * 4
             + self.pair2.capacity() * 4
             + self.trie.heap_bytes()
+            + self.steps.capacity() * std::mem::size_of::<Step>()
     }
 }
 
@@ -706,38 +802,4 @@ fn last_merge(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{Backtracker, NONE};
-    use crate::Tokenizer;
-
-    /// The embedded vocabularies skip the up-front check (`known_monotone`):
-    /// it must pass, and the facts filled lazily (queried from the highest
-    /// id down, so each query recurses into unsettled shorter tokens) must
-    /// equal those settled in id order.
-    #[test]
-    fn embedded_vocabularies_are_monotone_and_lazy_equals_eager() {
-        for tok in [Tokenizer::o200k_base(), Tokenizer::cl100k_base()] {
-            let (model, tokens) = (&tok.model, &tok.tokens);
-            let eager = Backtracker::build(model, tokens, false)
-                .expect("the embedded vocabulary passes the monotone check");
-            let lazy = Backtracker::build(model, tokens, true).expect("byte symbols");
-            let mut valid = 0;
-            for t in (0..tokens.len() as u32).rev() {
-                if tokens.kind(t) != crate::vocab::Kind::Normal {
-                    continue;
-                }
-                let e = eager.is_valid(model, tokens, t);
-                assert_eq!(lazy.is_valid(model, tokens, t), e, "token {t}");
-                if e {
-                    valid += 1;
-                    assert_eq!(lazy.split(model, tokens, t), eager.split(model, tokens, t));
-                    let p = eager.next_prefix(model, tokens, t);
-                    assert_eq!(lazy.next_prefix(model, tokens, t), p, "token {t}");
-                    assert!(p == NONE || tokens.token_len(p) < tokens.token_len(t));
-                }
-            }
-            // Nearly every token of a trained vocabulary is valid.
-            assert!(valid * 100 > tokens.len() * 99, "{valid} of {}", tokens.len());
-        }
-    }
-}
+mod tests;

@@ -304,6 +304,15 @@ impl Tokenizer {
                 });
             }
         }
+        if owned.is_empty() {
+            // Every text would encode to nothing (or only to special
+            // tokens): a broken file, not a tokenizer.
+            return Err(json_err(if vocab.is_empty() {
+                "`model.vocab` is empty".to_owned()
+            } else {
+                format!("`model.vocab` has only added tokens ({} of them)", vocab.len())
+            }));
+        }
         for (&id, content) in &added {
             owned.push((id, content.as_bytes().to_vec(), Kind::Special));
         }
@@ -385,6 +394,19 @@ impl Tokenizer {
             let fallback = byte_fallback.then(|| Box::new(fallback));
             Symbols::Chars { fallback, unk, fuse_unk }
         };
+        // SentencePiece-style files have no split pattern, so BPE would run
+        // on the whole text; when no token holds a space after another
+        // character, no merge crosses the start of a space run, and the
+        // text is split there (exactly; see `Pattern::SentencePiece`).
+        let mut pattern = pre.pattern;
+        if pattern == Pattern::Whole
+            && !byte_level
+            && owned.iter().all(|(_, b, kind)| {
+                *kind != Kind::Normal || !b.windows(2).any(|w| w[0] != b' ' && w[1] == b' ')
+            })
+        {
+            pattern = Pattern::SentencePiece;
+        }
         let model = Model {
             symbols,
             rules: Rules::Pairs(pairs),
@@ -393,6 +415,6 @@ impl Tokenizer {
             known_monotone: false,
             backtrack: Default::default(),
         };
-        Tokenizer::assemble(tokens, model, pre.pattern, norm)
+        Tokenizer::assemble(tokens, model, pattern, norm)
     }
 }

@@ -140,7 +140,7 @@ impl<'t> IntervalEncoding<'t> {
             }
             i = j;
         }
-        iv.bt = tok.model.backtracker(&tok.tokens);
+        iv.bt = tok.model.byte_backtracker(&tok.tokens);
         iv.piece_prefix_suffix_counts();
         if let Some(bt) = iv.bt {
             for (c, &max) in longest.iter().enumerate() {

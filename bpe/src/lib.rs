@@ -106,6 +106,8 @@
 
 mod appending;
 mod backtrack;
+#[cfg(feature = "rayon")]
+mod batch;
 mod chunk;
 pub mod data;
 mod error;
@@ -115,6 +117,7 @@ mod interval;
 mod model;
 mod prepending;
 mod pretok;
+mod runs;
 mod tiktoken;
 mod tokenizer;
 mod trie;

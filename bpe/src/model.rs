@@ -65,13 +65,13 @@ const SHORT: usize = 48;
 
 /// Pieces longer than this use the backtracking encoder when the vocabulary
 /// admits it: past a few characters it beats the quadratic loop.
-const LINEAR_MIN: usize = 16;
+const LINEAR_MIN: usize = 4;
 
 /// The same for pieces ending in a non-ASCII byte (CJK pieces are runs of
 /// 3-byte characters, and the quadratic loop's lookups grow with the bytes,
 /// not the characters): measured on Japanese prose, without slowing ASCII
 /// prose, where a short unknown word is cheapest in the merge loop.
-const LINEAR_MIN_WIDE: usize = 8;
+const LINEAR_MIN_WIDE: usize = 4;
 
 /// Whether `piece` goes to the backtracking encoder (when available).
 #[inline]
@@ -158,6 +158,15 @@ impl Model {
             .as_ref()
     }
 
+    /// The backtracking encoder when the symbols are bytes: the
+    /// incremental encoders step its trie byte by byte from any position.
+    pub(crate) fn byte_backtracker(&self, tokens: &Tokens) -> Option<&Backtracker> {
+        match self.symbols {
+            Symbols::Bytes(_) => self.backtracker(tokens),
+            Symbols::Chars { .. } => None,
+        }
+    }
+
     /// Encodes one piece, appending its tokens to `out`.
     pub(crate) fn encode_piece(&self, tokens: &Tokens, piece: &[u8], out: &mut Vec<u32>) {
         if piece.is_empty() {
@@ -172,7 +181,10 @@ impl Model {
         if wants_linear(piece)
             && let Some(bt) = self.backtracker(tokens)
         {
-            bt.encode(self, tokens, piece, out);
+            match self.symbols {
+                Symbols::Bytes(_) => bt.encode(self, tokens, piece, out),
+                Symbols::Chars { .. } => self.encode_chars_linear(bt, tokens, piece, out),
+            }
             return;
         }
         if let Symbols::Bytes(ids) = &self.symbols
@@ -188,6 +200,45 @@ impl Model {
             out.extend(parts.iter().map(|p| p.id));
         } else {
             self.merge_heap(tokens, piece, &parts, out);
+        }
+    }
+
+    /// A long piece of a vocabulary with character symbols: runs of
+    /// characters that have a token go to the backtracking encoder; a run of
+    /// characters without one becomes byte-fallback (or unknown) tokens.
+    /// Exact because no merge involves a byte-fallback or unknown token (the
+    /// backtracker is only built then), so no merge crosses such a run.
+    fn encode_chars_linear(
+        &self,
+        bt: &Backtracker,
+        tokens: &Tokens,
+        piece: &[u8],
+        out: &mut Vec<u32>,
+    ) {
+        let mut parts = Vec::new();
+        let mut i = 0;
+        while i < piece.len() {
+            let start = i;
+            let has_token = |i: usize| {
+                let len = utf8_len(piece[i]).min(piece.len() - i);
+                (bt.char_has_token(&piece[i..i + len]), len)
+            };
+            let (known, len) = has_token(i);
+            i += len;
+            while i < piece.len() {
+                let (k, len) = has_token(i);
+                if k != known {
+                    break;
+                }
+                i += len;
+            }
+            let run = &piece[start..i];
+            if known {
+                bt.encode(self, tokens, run, out);
+            } else {
+                self.initial_parts(tokens, run, &mut parts);
+                out.extend(parts.iter().map(|p| p.id));
+            }
         }
     }
 
@@ -409,6 +460,11 @@ impl Model {
             out.push(id);
             return;
         }
+        self.merge_reference(tokens, piece, out);
+    }
+
+    /// The brute-force merge loop without the whole-piece shortcut.
+    pub(crate) fn merge_reference(&self, tokens: &Tokens, piece: &[u8], out: &mut Vec<u32>) {
         let mut parts = Vec::new();
         self.initial_parts(tokens, piece, &mut parts);
         loop {

@@ -259,7 +259,7 @@ impl<'t> PrependableEncoder<'t> {
         let key = len - y;
         if y < TABLE_MIN {
             self.table = None;
-        } else if let Some(bt) = tok.model.backtracker(&tok.tokens) {
+        } else if let Some(bt) = tok.model.byte_backtracker(&tok.tokens) {
             if self.table.as_ref().is_none_or(|t| t.0 != key) {
                 self.table = Some((key, SuffixTable::new()));
             }

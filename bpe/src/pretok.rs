@@ -27,6 +27,12 @@ pub enum Pattern {
     Gpt2,
     /// No splitting: the whole text is one piece (SentencePiece-style).
     Whole,
+    /// SentencePiece-style words, `[^ ]+| +[^ ]*`: a piece starts at every
+    /// space that follows another character. A `tokenizer.json` without a
+    /// split pattern (Llama-2, Mistral) gets it when no token holds a space
+    /// after another character: then no merge crosses such a boundary, and
+    /// splitting there is exact (and much faster than BPE on the whole text).
+    SentencePiece,
 }
 
 const CONTRACTIONS_CI: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)";
@@ -56,6 +62,7 @@ impl Pattern {
             Pattern::Gpt2 => {
                 r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+".to_owned()
             }
+            Pattern::SentencePiece => r"[^ ]+| +[^ ]*".to_owned(),
             Pattern::Whole => return None,
         })
     }
@@ -82,6 +89,7 @@ impl Pattern {
             Pattern::Qwen2 => cl100k_end(text, start, 1),
             Pattern::O200k => o200k_end(text, start),
             Pattern::Gpt2 => gpt2_end(text, start),
+            Pattern::SentencePiece => sentencepiece_end(text, start),
             Pattern::Whole => text.len(),
         }
     }
@@ -424,6 +432,26 @@ fn o200k_end(text: &str, s: usize) -> usize {
     space_end(text, s, true)
 }
 
+/// `[^ ]+| +[^ ]*`: the end is the first space after a non-space.
+#[inline]
+fn sentencepiece_end(text: &str, s: usize) -> usize {
+    let b = text.as_bytes();
+    let mut i = s;
+    while i < b.len() && b[i] == b' ' {
+        i += 1;
+    }
+    match memchr_space(&b[i..]) {
+        Some(k) => i + k,
+        None => b.len(),
+    }
+}
+
+/// The offset of the first space in `b`.
+#[inline]
+fn memchr_space(b: &[u8]) -> Option<usize> {
+    b.iter().position(|&c| c == b' ')
+}
+
 fn gpt2_end(text: &str, s: usize) -> usize {
     let Some((c0, f0, _)) = at(text, s) else { return s };
     if c0 == '\''
@@ -500,7 +528,7 @@ mod tests {
         /// the start) are pieces of the whole text.
         #[test]
         fn final_pieces_survive_appending(t in lookahead_text()) {
-            for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2] {
+            for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::SentencePiece] {
                 let mut full = vec![0];
                 full.extend(p.split(&t).scan(0, |e, s| { *e += s.len(); Some(*e) }));
                 for end in (0..=t.len()).filter(|&e| t.is_char_boundary(e)) {

@@ -26,8 +26,19 @@ pub const CL100K_SPECIALS: &[(&str, u32)] = &[
 /// tiktoken's special tokens of `p50k_base` and `r50k_base`.
 pub const P50K_SPECIALS: &[(&str, u32)] = &[("<|endoftext|>", 50_256)];
 
-/// The decoded token bytes, and `(rank, start, end)` into them per line.
-type Parsed = (Vec<u8>, Vec<(u32, u32, u32)>);
+/// One line of a rank file: its rank, the span of its decoded bytes, and
+/// its 1-based line number (blank lines are skipped, so entries and lines
+/// differ).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    rank: u32,
+    start: u32,
+    end: u32,
+    line: usize,
+}
+
+/// The decoded token bytes, and the entries pointing into them.
+type Parsed = (Vec<u8>, Vec<Entry>);
 
 /// Parses a rank file into `(rank, bytes)` in file order.
 fn parse(file: &[u8]) -> Result<Parsed, LoadError> {
@@ -56,7 +67,7 @@ fn parse(file: &[u8]) -> Result<Parsed, LoadError> {
         if raw.len() == start {
             return Err(err("empty token".into()));
         }
-        entries.push((rank, start as u32, raw.len() as u32));
+        entries.push(Entry { rank, start: start as u32, end: raw.len() as u32, line: i + 1 });
     }
     Ok((raw, entries))
 }
@@ -73,18 +84,24 @@ impl Tokenizer {
         specials: &[(&str, u32)],
     ) -> Result<Tokenizer, LoadError> {
         let (raw, parsed) = parse(file)?;
-        let mut seen_rank = vec![false; parsed.iter().map(|e| e.0 as usize + 1).max().unwrap_or(0)];
-        for (line, &(rank, _, _)) in parsed.iter().enumerate() {
-            if std::mem::replace(&mut seen_rank[rank as usize], true) {
+        if parsed.is_empty() {
+            return Err(LoadError::Tiktoken { line: 1, message: "the file has no ranks".into() });
+        }
+        // The line where each rank first appears (0: not yet).
+        let mut seen_rank =
+            vec![0usize; parsed.iter().map(|e| e.rank as usize + 1).max().unwrap_or(0)];
+        for e in &parsed {
+            let first = std::mem::replace(&mut seen_rank[e.rank as usize], e.line);
+            if first != 0 {
                 return Err(LoadError::Tiktoken {
-                    line: line + 1,
-                    message: format!("rank {rank} appears twice"),
+                    line: e.line,
+                    message: format!("rank {} appears twice (first on line {first})", e.rank),
                 });
             }
         }
         let mut entries: Vec<(u32, &[u8], Kind)> = parsed
             .iter()
-            .map(|&(rank, s, e)| (rank, &raw[s as usize..e as usize], Kind::Normal))
+            .map(|e| (e.rank, &raw[e.start as usize..e.end as usize], Kind::Normal))
             .collect();
         for &(name, id) in specials {
             if id > crate::vocab::MAX_ID {
@@ -93,7 +110,7 @@ impl Tokenizer {
                     message: format!("id {id} exceeds the limit {}", crate::vocab::MAX_ID),
                 });
             }
-            if seen_rank.get(id as usize).copied().unwrap_or(false) {
+            if seen_rank.get(id as usize).is_some_and(|&l| l != 0) {
                 return Err(LoadError::Token {
                     token: name.to_owned(),
                     message: format!("special id {id} is already the rank of a token"),
@@ -116,14 +133,17 @@ impl Tokenizer {
             });
         }
         let tokens = Tokens::new(&mut entries);
-        let ranks = parsed.iter().map(|e| e.0);
+        let ranks = parsed.iter().map(|e| e.rank);
         let (map, duplicates) = ByteMap::new(&tokens, ranks, parsed.len());
         if let Some(&dup) = duplicates.first() {
-            let line = parsed.iter().position(|e| e.0 == dup).map_or(0, |l| l + 1);
+            // `dup` is the later of two ranks with the same bytes (ranks are
+            // inserted in file order): report its line and the first one's.
+            let line_of = |rank: u32| seen_rank[rank as usize];
+            let first = map.get(&tokens, tokens.bytes(dup)).map_or(0, line_of);
             return Err(LoadError::Tiktoken {
-                line,
+                line: line_of(dup),
                 message: format!(
-                    "token {:?} appears twice",
+                    "token {:?} appears twice (first on line {first})",
                     String::from_utf8_lossy(tokens.bytes(dup))
                 ),
             });

@@ -55,7 +55,10 @@ impl Normalizer {
         !self.nfc && !self.metaspace && self.prefix == Prefix::Never
     }
 
-    fn apply<'a>(&self, seg: &'a str, first: bool) -> Cow<'a, str> {
+    /// `seg` normalized; `first` when it starts the text (a special token
+    /// or nothing before it decides `Prefix::IfNoSpaceFirst`), `prefix`
+    /// false for a continuation (no prefix space whatever the rule).
+    fn apply<'a>(&self, seg: &'a str, first: bool, prefix: bool) -> Cow<'a, str> {
         if self.is_identity() || seg.is_empty() {
             return Cow::Borrowed(seg);
         }
@@ -69,12 +72,13 @@ impl Normalizer {
         if self.metaspace && s.contains('\u{2581}') {
             s = Cow::Owned(s.replace('\u{2581}', " "));
         }
-        let prepend = match self.prefix {
-            Prefix::Never => false,
-            Prefix::Always => true,
-            Prefix::IfNoSpace => !s.starts_with(' '),
-            Prefix::IfNoSpaceFirst => first && !s.starts_with(' '),
-        };
+        let prepend = prefix
+            && match self.prefix {
+                Prefix::Never => false,
+                Prefix::Always => true,
+                Prefix::IfNoSpace => !s.starts_with(' '),
+                Prefix::IfNoSpaceFirst => first && !s.starts_with(' '),
+            };
         if prepend {
             s = Cow::Owned(format!(" {s}"));
         }
@@ -201,7 +205,7 @@ impl Tokenizer {
 
     /// `text` after normalization (unchanged for tiktoken vocabularies).
     pub(crate) fn normalize<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        self.normalizer.apply(text, true)
+        self.normalizer.apply(text, true, true)
     }
 
     pub(crate) fn normalizer_is_identity(&self) -> bool {
@@ -210,8 +214,15 @@ impl Tokenizer {
 
     /// Calls `f` with the pieces of one segment (text between specials).
     #[inline]
-    fn pieces(&self, seg: &str, first: bool, mut f: impl FnMut(&[u8])) {
-        let norm = self.normalizer.apply(seg, first);
+    fn pieces(&self, seg: &str, first: bool, f: impl FnMut(&[u8])) {
+        self.pieces_with(seg, first, true, f);
+    }
+
+    /// [`Tokenizer::pieces`], without the prefix space when `prefix` is
+    /// false.
+    #[inline]
+    fn pieces_with(&self, seg: &str, first: bool, prefix: bool, mut f: impl FnMut(&[u8])) {
+        let norm = self.normalizer.apply(seg, first, prefix);
         for piece in self.pattern.split(&norm) {
             f(piece.as_bytes());
         }
@@ -228,6 +239,25 @@ impl Tokenizer {
     /// Like [`Tokenizer::encode`], appending to `out`.
     pub fn encode_into(&self, text: &str, out: &mut Vec<u32>) {
         self.pieces(text, true, |p| self.model.encode_piece(&self.tokens, p, out));
+    }
+
+    /// Encodes `text` as the continuation of a sequence: the tokens a model
+    /// generates for it after other text, which a grammar walks.
+    ///
+    /// Equals [`Tokenizer::encode`] except for SentencePiece-style
+    /// vocabularies (Llama-2, Mistral), which put a space (`▁`) in front of
+    /// a text: `encode("a")` is `[▁a]`, a document that starts with a
+    /// space, while `encode_continuation("a")` is `[a]` and decodes to
+    /// exactly `"a"`. The bytes of the ids are exactly `text`, up to the
+    /// normalizer (NFC for Qwen; `▁` in the text stands for a space in
+    /// SentencePiece-style vocabularies). Special-token names are ordinary
+    /// text.
+    pub fn encode_continuation(&self, text: &str) -> Vec<u32> {
+        let mut out = Vec::with_capacity(text.len() / 4 + 1);
+        self.pieces_with(text, false, false, |p| {
+            self.model.encode_piece(&self.tokens, p, &mut out)
+        });
+        out
     }
 
     /// Encodes `text` where the names of allowed special tokens become their

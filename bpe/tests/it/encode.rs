@@ -214,3 +214,53 @@ fn bad_tokenizer_json_is_an_error() {
         LoadError::Merge { index: 0, message: "token \"c\" is not in the vocabulary".into() }
     );
 }
+
+/// Line numbers count the file's lines, blank ones included, and a
+/// duplicate is reported where it occurs (naming the first occurrence).
+#[test]
+fn duplicates_in_tiktoken_files_name_their_lines() {
+    use base64::Engine;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let mut file = String::new();
+    for b in 0..=255u8 {
+        file.push_str(&format!("{} {b}\n", b64(&[b])));
+        if b % 64 == 0 {
+            file.push('\n');
+        }
+    }
+    // 256 rank lines and 4 blank lines: the next line is 261.
+    let dup_rank = format!("{file}{} 7\n", b64(b"ab"));
+    assert_eq!(
+        Tokenizer::from_tiktoken(dup_rank.as_bytes(), Pattern::Gpt2, &[]).unwrap_err(),
+        LoadError::Tiktoken { line: 261, message: "rank 7 appears twice (first on line 9)".into() }
+    );
+    let dup_bytes = format!("{file}{} 300\n{} 301\n", b64(b"ab"), b64(b"ab"));
+    assert_eq!(
+        Tokenizer::from_tiktoken(dup_bytes.as_bytes(), Pattern::Gpt2, &[]).unwrap_err(),
+        LoadError::Tiktoken {
+            line: 262,
+            message: "token \"ab\" appears twice (first on line 261)".into()
+        }
+    );
+    assert!(matches!(
+        Tokenizer::from_tiktoken(b"\n\n", Pattern::Gpt2, &[]),
+        Err(LoadError::Tiktoken { line: 1, .. })
+    ));
+}
+
+/// A vocabulary with no ordinary token would count every text as 0 tokens:
+/// an error naming the field.
+#[test]
+fn empty_vocabulary_is_an_error() {
+    for (json, want) in [
+        (&br#"{"model":{"type":"BPE","vocab":{},"merges":[]}}"#[..], "`model.vocab` is empty"),
+        (
+            br#"{"model":{"type":"BPE","vocab":{"<s>":0},"merges":[]},"added_tokens":[{"id":0,"content":"<s>"}]}"#,
+            "`model.vocab` has only added tokens (1 of them)",
+        ),
+    ] {
+        let err = Tokenizer::from_tokenizer_json(json).unwrap_err();
+        assert_eq!(err, LoadError::Json { message: want.into() });
+        assert!(err.to_string().contains("model.vocab"), "{err}");
+    }
+}

@@ -7,6 +7,7 @@ extern crate structgen_bpe as bpe;
 
 mod chunk;
 mod common;
+mod continuation;
 mod encode;
 mod golden;
 mod interval;

@@ -7,7 +7,7 @@ fn reference(pattern: Pattern, text: &str) -> Vec<String> {
     use std::sync::OnceLock;
     static RES: OnceLock<Vec<(Pattern, fancy_regex::Regex)>> = OnceLock::new();
     let res = RES.get_or_init(|| {
-        [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2]
+        [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::SentencePiece]
             .into_iter()
             .map(|p| (p, fancy_regex::Regex::new(&p.regex().unwrap()).unwrap()))
             .collect()
@@ -84,7 +84,7 @@ proptest! {
 
     #[test]
     fn splitters_equal_the_regexes(t in text()) {
-        for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2] {
+        for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::SentencePiece] {
             prop_assert_eq!(ours(p, &t), reference(p, &t), "pattern {:?}", p);
         }
     }

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 /// Seconds per call of `f`: the minimum over repeated runs (at least 3, at
 /// most 50, stopping after about 0.5 s).
-fn time<T>(mut f: impl FnMut() -> T) -> f64 {
+pub(crate) fn time<T>(mut f: impl FnMut() -> T) -> f64 {
     let mut best = f64::INFINITY;
     let start = Instant::now();
     for i in 0..50 {
@@ -37,14 +37,40 @@ fn time<T>(mut f: impl FnMut() -> T) -> f64 {
 }
 
 /// Seconds for one call of `f`.
-fn time_once<T>(f: impl FnOnce() -> T) -> f64 {
+pub(crate) fn time_once<T>(f: impl FnOnce() -> T) -> f64 {
     let t = Instant::now();
     std::hint::black_box(f());
     t.elapsed().as_secs_f64()
 }
 
+/// CPU seconds this thread spends in one call of `f`: unlike wall time, not
+/// stretched when other processes share the cores (cache pollution aside).
+pub(crate) fn cpu_time_once<T>(f: impl FnOnce() -> T) -> f64 {
+    let now = || {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+    };
+    let t = now();
+    std::hint::black_box(f());
+    now() - t
+}
+
+/// CPU seconds per call of `f`: the minimum over repeated runs (at least 3,
+/// at most 50, stopping after about 0.5 s).
+pub(crate) fn cpu_time<T>(mut f: impl FnMut() -> T) -> f64 {
+    let mut best = f64::INFINITY;
+    let start = Instant::now();
+    for i in 0..50 {
+        best = best.min(cpu_time_once(&mut f));
+        if i >= 2 && start.elapsed().as_secs_f64() > 0.5 {
+            break;
+        }
+    }
+    best
+}
+
 /// Resident set size in bytes (Linux; 0 elsewhere).
-fn rss() -> usize {
+pub(crate) fn rss() -> usize {
     std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<usize>().ok()))
@@ -63,7 +89,7 @@ fn opt(v: Option<f64>) -> Value {
 }
 
 /// The first `max` bytes of `text`, cut back to a char boundary.
-fn cut(text: &str, max: usize) -> &str {
+pub(crate) fn cut(text: &str, max: usize) -> &str {
     let mut end = max.min(text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -73,12 +99,77 @@ fn cut(text: &str, max: usize) -> &str {
 
 /// The sections of the suite; `cargo xtask bench bpe SECTION...` runs only
 /// those named (all by default).
+/// `hf` (or `hf:MODEL`) runs the Hugging Face `tokenizer.json` rows of
+/// `bpe_hf.rs` instead, into their own report.
 const SECTIONS: &[&str] = &["load", "corpora", "append", "prepend", "interval", "worst", "slice"];
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
-    for a in args {
-        ensure!(SECTIONS.contains(&a.as_str()), "unknown section {a:?}; sections: {SECTIONS:?}");
+    if args.first().is_some_and(|a| a == "probe-load") {
+        return super::bpe_hf::probe_load(&args[1..]);
     }
+    if args.first().is_some_and(|a| a == "probe-encode") {
+        return probe_encode(&args[1..]);
+    }
+    let hf: Vec<&str> = args
+        .iter()
+        .filter_map(|a| a.strip_prefix("hf").map(|m| m.trim_start_matches(':')))
+        .collect();
+    let args: Vec<String> = args.iter().filter(|a| !a.starts_with("hf")).cloned().collect();
+    for a in &args {
+        ensure!(
+            SECTIONS.contains(&a.as_str()),
+            "unknown section {a:?}; sections: {SECTIONS:?}, hf, hf:MODEL"
+        );
+    }
+    if args.is_empty() && !hf.is_empty() {
+        let only: Vec<&str> = hf.into_iter().filter(|m| !m.is_empty()).collect();
+        return super::bpe_hf::run(&only);
+    }
+    run_o200k(&args)?;
+    if hf.is_empty() && args.is_empty() {
+        super::bpe_hf::run(&[])?;
+    }
+    Ok(())
+}
+
+/// `cargo xtask bench bpe probe-encode ours|bpe-openai|tiktoken CORPUS`:
+/// encodes the first 1 MB of a corpus once to warm up, then once inside
+/// [`measured_encode`], for instruction counts that a loaded machine does
+/// not disturb: `valgrind --tool=callgrind
+/// --toggle-collect='*measured_encode*' target/release/structgen-bench bpe
+/// probe-encode ours text/wagahai.txt.gz`.
+fn probe_encode(args: &[String]) -> Result<()> {
+    let [side, file] = args else { anyhow::bail!("usage: probe-encode SIDE CORPUS") };
+    let text = String::from_utf8(compare::shared::read(file)?)?;
+    let text = cut(&text, 1_000_000);
+    let encode: Box<dyn Fn(&str) -> usize> = match side.as_str() {
+        "ours" => {
+            let t = bpe::Tokenizer::o200k_base();
+            Box::new(move |s| t.encode(s).len())
+        }
+        "bpe-openai" => {
+            let t = bpe_openai::o200k_base();
+            Box::new(move |s| t.encode(s).len())
+        }
+        _ => {
+            let t = tiktoken_rs::o200k_base().map_err(|e| anyhow::anyhow!("{e}"))?;
+            Box::new(move |s| t.encode_ordinary(s).len())
+        }
+    };
+    let warm = encode(text);
+    ensure!(measured_encode(&*encode, text) == warm, "encodes differ");
+    println!("{side} {file}: {warm} tokens");
+    Ok(())
+}
+
+/// The call that `probe-encode` measures.
+#[inline(never)]
+fn measured_encode(encode: &dyn Fn(&str) -> usize, text: &str) -> usize {
+    std::hint::black_box(encode(std::hint::black_box(text)))
+}
+
+/// The o200k rows against bpe-openai and tiktoken-rs.
+fn run_o200k(args: &[String]) -> Result<()> {
     let on = |s: &str| args.is_empty() || args.iter().any(|a| a == s);
     let mut report = Report::new(
         "bpe",
@@ -225,12 +316,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         ensure!(ids == tk.encode_ordinary(text), "{name}: ids differ from tiktoken-rs");
         ensure!(ids.len() == bo.count(text.as_str()), "{name}: count differs from bpe-openai");
         let mbs = |s: f64| Some(text.len() as f64 / s / 1e6);
-        let o = time(|| ours.encode(text));
-        let b = time(|| bo.encode(text.as_str()));
-        let t = time(|| tk.encode_ordinary(text));
+        let o = cpu_time(|| ours.encode(text));
+        let b = cpu_time(|| bo.encode(text.as_str()));
+        let t = cpu_time(|| tk.encode_ordinary(text));
         row(&mut report, "encode", name, mbs(o), mbs(b), mbs(t), "MB/s", true);
-        let o = time(|| ours.count(text));
-        let b = time(|| bo.count(text.as_str()));
+        let o = cpu_time(|| ours.count(text));
+        let b = cpu_time(|| bo.count(text.as_str()));
         row(&mut report, "count", name, mbs(o), mbs(b), None, "MB/s", true);
     }
 
@@ -324,10 +415,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             // burst of load then hits both sides alike.
             let (mut o, mut b, mut t) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
             for _ in 0..(20_000_000 / size).clamp(7, 400) {
-                o = o.min(time_once(|| ours.encode(text)));
-                b = b.min(time_once(|| bo.encode(text)));
+                o = o.min(cpu_time_once(|| ours.encode(text)));
+                b = b.min(cpu_time_once(|| bo.encode(text)));
                 if tk_ok && size <= 10_000 {
-                    t = t.min(time_once(|| tk.encode_ordinary(text)));
+                    t = t.min(cpu_time_once(|| tk.encode_ordinary(text)));
                 }
             }
             let t =
@@ -402,7 +493,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
          fill on first use: the row `load o200k + first use` adds, for ours and \
          bpe-openai, the one-time cost of the first encodes of the five 1 MB worst cases \
          (first run minus the best of three later runs), and the second memory row is \
-         taken after them. Worst-case rows: best of interleaved runs. tiktoken-rs is \
+         taken after them. Corpus rows: the best of repeated runs in thread CPU time. Worst-case rows: best of interleaved runs, in thread CPU time. tiktoken-rs is \
          skipped on worst cases above 10 kB (quadratic). Interval rows: per-range time (minimum of 5 runs per \
          range) over 300 ranges; rust-gems' IntervalEncoding counts without \
          pre-tokenization (its counts differ from ours; each side is checked against its \

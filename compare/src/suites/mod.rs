@@ -4,6 +4,7 @@ use anyhow::Result;
 
 mod batch;
 mod bpe;
+mod bpe_hf;
 mod coalesce;
 mod jsonsuite;
 mod mask;
@@ -24,7 +25,7 @@ pub(crate) const SUITES: &[Suite] = &[
     Suite { name: "toktrie", about: "trie mask walk vs llguidance's toktrie", run: toktrie::run },
     Suite {
         name: "bpe",
-        about: "BPE encode/count/interval vs bpe-openai, tiktoken-rs",
+        about: "BPE vs bpe-openai, tiktoken-rs (o200k); vs HF tokenizers (`hf`)",
         run: self::bpe::run,
     },
     Suite { name: "mask", about: "grammar masks vs llguidance", run: mask::run },

@@ -8,11 +8,14 @@
 
 use std::collections::HashMap;
 
+use derivre::RegexAst;
 use serde_json::Value;
 
 use crate::cache::RegexMemo;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, Warning};
 use crate::ir::{DefId, Schema};
+use crate::json::Exact;
+use crate::number::Decimal;
 use crate::options::Options;
 use crate::resolve::{Index, escape_token};
 
@@ -100,6 +103,8 @@ fn is_assertion(k: &str) -> bool {
 /// The state of one compilation.
 pub(crate) struct Compiler<'a> {
     pub(crate) doc: &'a Value,
+    /// The exact spellings of the numbers a float reading changes.
+    pub(crate) exact: &'a Exact,
     pub(crate) index: Index,
     pub(crate) options: &'a Options,
     defs: Vec<Def>,
@@ -108,7 +113,9 @@ pub(crate) struct Compiler<'a> {
     /// schema's debug form, order).
     meets: HashMap<(DefId, String, bool), DefId>,
     nodes: usize,
-    pub(crate) warnings: Vec<String>,
+    pub(crate) warnings: Vec<Warning>,
+    /// The translations of the registered formats (`Options::formats`) used so far.
+    pub(crate) custom_formats: HashMap<String, RegexAst>,
     /// The answers of `regex_is_empty` and `regex_matches` so far.
     pub(crate) regex_memo: RegexMemo,
     /// The JSON pointer of the schema object being compiled (or of the
@@ -123,9 +130,10 @@ pub(crate) fn ptr_join(ptr: &str, k: &str) -> String {
 }
 
 impl<'a> Compiler<'a> {
-    pub(crate) fn new(doc: &'a Value, options: &'a Options) -> Compiler<'a> {
+    pub(crate) fn new(doc: &'a Value, exact: &'a Exact, options: &'a Options) -> Compiler<'a> {
         Compiler {
             doc,
+            exact,
             index: Index::build(doc),
             options,
             defs: Vec::new(),
@@ -133,6 +141,7 @@ impl<'a> Compiler<'a> {
             meets: HashMap::new(),
             nodes: 0,
             warnings: Vec::new(),
+            custom_formats: HashMap::new(),
             regex_memo: RegexMemo::default(),
             location: String::new(),
             uses_unevaluated: crate::unevaluated::uses_unevaluated(doc),
@@ -165,6 +174,27 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
+    /// The value of a number of the schema as written, or a
+    /// `LimitExceeded` error for keyword `kw` at `ptr` when it has more
+    /// digits than `Limits::max_number_digits`.
+    pub(crate) fn decimal(&self, n: &serde_json::Number, kw: &str, ptr: &str) -> Result<Decimal> {
+        let max = self.options.limits.max_number_digits;
+        self.exact.decimal(n, max).ok_or_else(|| {
+            let n = self.exact.text(n);
+            let msg = format!("{n} needs more than {max} digits (Limits::max_number_digits)");
+            self.err(ErrorKind::LimitExceeded, kw, ptr, msg)
+        })
+    }
+
+    /// Records a warning (once per keyword, pointer and message: complements
+    /// and `oneOf` visit a schema object more than once).
+    pub(crate) fn warn(&mut self, kw: &str, ptr: &str, msg: impl Into<String>) {
+        let w = Warning::new(kw, ptr, msg);
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
+    }
+
     /// An unsupported keyword: an error, or a warning in lenient mode.
     pub(crate) fn unsupported(
         &mut self,
@@ -174,7 +204,7 @@ impl<'a> Compiler<'a> {
         msg: String,
     ) -> Result<()> {
         if self.options.lenient {
-            self.warnings.push(format!("{kw} at \"{ptr}\": {msg} (ignored)"));
+            self.warn(kw, ptr, format!("{msg} (ignored)"));
             Ok(())
         } else {
             Err(self.err(kind, kw, ptr, msg))

@@ -10,7 +10,7 @@ use crate::ir::{ObjectSchema, Schema};
 impl Compiler<'_> {
     pub(super) fn one_of(&mut self, val: &Value, ptr: &str, depth: usize) -> Result<Schema> {
         let kptr = ptr_join(ptr, "oneOf");
-        let items = self.schema_array("oneOf", ptr, val)?.clone();
+        let items = self.schema_array("oneOf", ptr, val)?;
         let mut bs = Vec::new();
         for (i, item) in items.iter().enumerate() {
             bs.push(self.compile_value(item, &format!("{kptr}/{i}"), depth + 1)?);

@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::Compiler;
 use crate::ecma;
 use crate::error::{ErrorKind, Result};
+use crate::formats;
 
 impl Compiler<'_> {
     /// Runs `f` (calls into derivre), turning a panic inside derivre into
@@ -69,9 +70,8 @@ impl Compiler<'_> {
 
     pub(crate) fn pattern(&mut self, kw: &str, ptr: &str, p: &Value) -> Result<RegexAst> {
         let p = p.as_str().ok_or_else(|| self.invalid(kw, ptr, "a pattern must be a string"))?;
-        let rx = ecma::translate(p)
+        let ast = ecma::translate(p)
             .map_err(|m| self.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {m}")))?;
-        let ast = RegexAst::Regex(rx);
         let outer = std::mem::replace(&mut self.location, ptr.to_string());
         let checked = self.guarded("a pattern's translation", || {
             RegexBuilder::new().mk(&ast).map(drop).map_err(|e| {
@@ -81,5 +81,66 @@ impl Compiler<'_> {
         self.location = outer;
         checked?;
         Ok(ast)
+    }
+
+    /// The regex of a registered format (`Options::formats`), translated
+    /// once per compilation.
+    fn custom_format(&mut self, name: &str, ptr: &str) -> Result<Option<RegexAst>> {
+        let Some(src) = self.options.formats.get(name) else { return Ok(None) };
+        if let Some(rx) = self.custom_formats.get(name) {
+            return Ok(Some(rx.clone()));
+        }
+        let whole = Value::String(format!("^(?:{src})$"));
+        let rx = self.pattern("format", ptr, &whole).map_err(|e| {
+            let msg =
+                format!("the registered format {name:?} is not a valid regex: {}", e.message());
+            self.err(ErrorKind::UnsupportedPattern, "format", ptr, msg)
+        })?;
+        self.custom_formats.insert(name.to_string(), rx.clone());
+        Ok(Some(rx))
+    }
+
+    /// The regex a `format` adds to a string schema at `ptr`: a registered
+    /// or built-in format's, or none for an unknown format, which is an
+    /// annotation (a warning; an error with `Options::strict_formats`).
+    pub(crate) fn format_regex(&mut self, name: &str, ptr: &str) -> Result<Option<RegexAst>> {
+        if let Some(rx) = self.custom_format(name, ptr)? {
+            return Ok(Some(rx));
+        }
+        if let Some(rx) = formats::lookup(name) {
+            return Ok(Some(rx));
+        }
+        self.unknown_format(name, ptr)?;
+        Ok(None)
+    }
+
+    /// The regex whose complement is the negation of `format` at `ptr`
+    /// (under `not`, `oneOf`, `if`): the format's own regex when it is the
+    /// format's whole language, a superset of it otherwise (so the
+    /// negation is a subset of the true one: a stricter grammar), none for
+    /// an unknown format (an annotation always holds, so its negation
+    /// never does).
+    pub(crate) fn format_complement(&mut self, name: &str, ptr: &str) -> Result<Option<RegexAst>> {
+        if let Some(rx) = self.custom_format(name, ptr)? {
+            return Ok(Some(rx));
+        }
+        if let Some(rx) = formats::lookup_superset(name) {
+            return Ok(Some(rx));
+        }
+        self.unknown_format(name, ptr)?;
+        Ok(None)
+    }
+
+    fn unknown_format(&mut self, name: &str, ptr: &str) -> Result<()> {
+        if self.options.strict_formats {
+            return Err(self.err(
+                ErrorKind::UnknownFormat,
+                "format",
+                ptr,
+                format!("unknown format {name:?}"),
+            ));
+        }
+        self.warn("format", ptr, format!("unknown format {name:?} taken as an annotation"));
+        Ok(())
     }
 }

@@ -5,7 +5,6 @@ use serde_json::{Map, Value};
 
 use super::{Compiler, ptr_join};
 use crate::error::{ErrorKind, Result};
-use crate::formats;
 use crate::intersect::{normalize_array, normalize_object};
 use crate::ir::{ArraySchema, NumberSchema, ObjectSchema, Schema, StringSchema, any_key};
 use crate::number::{Bound, Decimal};
@@ -18,9 +17,7 @@ impl Compiler<'_> {
             Value::Null => Schema::Null,
             Value::Bool(b) => Schema::Boolean(Some(*b)),
             Value::Number(n) => {
-                let d = Decimal::from_json(n, self.options.limits.max_number_digits).ok_or_else(
-                    || self.err(ErrorKind::LimitExceeded, "const", ptr, "number too long"),
-                )?;
+                let d = self.decimal(n, "const", ptr)?;
                 let b = Bound { value: d, exclusive: false };
                 Schema::Number(NumberSchema {
                     min: Some(b.clone()),
@@ -80,11 +77,7 @@ impl Compiler<'_> {
     fn decimal_kw(&self, m: &Map<String, Value>, k: &str, ptr: &str) -> Result<Option<Decimal>> {
         match m.get(k) {
             None | Some(Value::Bool(_)) => Ok(None),
-            Some(Value::Number(n)) => {
-                Decimal::from_json(n, self.options.limits.max_number_digits).map(Some).ok_or_else(
-                    || self.err(ErrorKind::LimitExceeded, k, ptr, "number has too many digits"),
-                )
-            }
+            Some(Value::Number(n)) => self.decimal(n, k, ptr).map(Some),
             Some(_) => Err(self.invalid(k, ptr, "must be a number")),
         }
     }
@@ -188,15 +181,7 @@ impl Compiler<'_> {
         }
         if let Some(f) = m.get("format") {
             let f = f.as_str().ok_or_else(|| self.invalid("format", ptr, "must be a string"))?;
-            match formats::lookup(f) {
-                Some(rx) => s.regexes.push(rx),
-                None => self.unsupported(
-                    ErrorKind::UnknownFormat,
-                    "format",
-                    ptr,
-                    format!("unknown format {f:?}"),
-                )?,
-            }
+            s.regexes.extend(self.format_regex(f, ptr)?);
         }
         if s.max_len.is_some_and(|x| x < s.min_len) {
             return Ok(Schema::Never);

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::build::Compiler;
 use crate::error::{ErrorKind, Result};
 use crate::ir::{ArraySchema, NumberSchema, ObjectSchema, Schema, StringSchema, any_key};
-use crate::number::{Bound, Decimal};
+use crate::number::Bound;
 use crate::resolve::escape_token;
 
 fn number(min: Option<Bound>, max: Option<Bound>) -> Schema {
@@ -133,19 +133,15 @@ impl Compiler<'_> {
                     Schema::String(s)
                 }
                 "pattern" => {
-                    let rx = self.pattern_for_complement(val, ptr)?;
+                    let rx = self.pattern("pattern", ptr, val)?;
                     Schema::String(StringSchema {
                         regexes: vec![RegexAst::Not(Box::new(rx))],
                         ..StringSchema::default()
                     })
                 }
                 "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
-                    let Some(d) = val
-                        .as_number()
-                        .and_then(|n| Decimal::from_json(n, self.options.limits.max_number_digits))
-                    else {
-                        return inexpressible(self, k);
-                    };
+                    let Some(n) = val.as_number() else { return inexpressible(self, k) };
+                    let d = self.decimal(n, k, ptr)?;
                     if self.index.legacy && (k == "minimum" || k == "maximum") {
                         // draft-04 boolean exclusives change the meaning of these.
                         if m.get(&format!("exclusiveM{}", &k[1..])).is_some_and(Value::is_boolean) {
@@ -222,7 +218,7 @@ impl Compiler<'_> {
                 }
                 "oneOf" => {
                     // Not exactly one: none of the branches, or at least two.
-                    let items = val.as_array().cloned().unwrap_or_default();
+                    let items: &[Value] = val.as_array().map_or(&[], Vec::as_slice);
                     let mut none = Schema::Any;
                     let mut pos = Vec::with_capacity(items.len());
                     for (i, b) in items.iter().enumerate() {
@@ -245,12 +241,10 @@ impl Compiler<'_> {
                     Schema::Array(ArraySchema { items: Box::new(c), ..ArraySchema::default() })
                 }
                 "multipleOf" => {
-                    let d = val
-                        .as_number()
-                        .and_then(|n| Decimal::from_json(n, self.options.limits.max_number_digits))
-                        .filter(|d| {
-                            !d.neg && !d.is_zero() && crate::number::multiple_of(d).is_some()
-                        });
+                    let Some(n) = val.as_number() else { return inexpressible(self, k) };
+                    let d = Some(self.decimal(n, k, ptr)?).filter(|d| {
+                        !d.neg && !d.is_zero() && crate::number::multiple_of(d).is_some()
+                    });
                     let Some(d) = d else {
                         return inexpressible(self, k);
                     };
@@ -294,14 +288,16 @@ impl Compiler<'_> {
                 }
                 "not" => self.compile_value(val, &kptr, depth + 1)?,
                 "uniqueItems" if val == &Value::Bool(false) => continue,
-                "format" => match val.as_str().and_then(crate::formats::lookup_exact) {
-                    Some(rx) => Schema::String(StringSchema {
-                        regexes: vec![RegexAst::Not(Box::new(rx))],
-                        ..StringSchema::default()
-                    }),
-                    None if self.options.lenient => continue,
-                    None => return inexpressible(self, k),
-                },
+                "format" => {
+                    let Some(name) = val.as_str() else { return inexpressible(self, k) };
+                    match self.format_complement(name, ptr)? {
+                        Some(rx) => Schema::String(StringSchema {
+                            regexes: vec![RegexAst::Not(Box::new(rx))],
+                            ..StringSchema::default()
+                        }),
+                        None => continue,
+                    }
+                }
                 k if is_vocabulary(k) => return inexpressible(self, k),
                 _ => continue,
             };
@@ -309,14 +305,6 @@ impl Compiler<'_> {
             self.check_branches(branches.len())?;
         }
         self.clear_evaluated(Schema::any_of(branches), depth)
-    }
-
-    fn pattern_for_complement(&mut self, val: &Value, ptr: &str) -> Result<RegexAst> {
-        let p = val.as_str().unwrap_or("");
-        let rx = crate::ecma::translate(p).map_err(|m| {
-            self.err(ErrorKind::UnsupportedPattern, "pattern", ptr, format!("{p:?}: {m}"))
-        })?;
-        Ok(RegexAst::Regex(rx))
     }
 
     /// Every value except the listed ones.
@@ -329,11 +317,7 @@ impl Compiler<'_> {
             match v {
                 Value::Null => null = false,
                 Value::Bool(b) => bools[*b as usize] = false,
-                Value::Number(n) => nums.push(
-                    Decimal::from_json(n, self.options.limits.max_number_digits).ok_or_else(
-                        || self.err(ErrorKind::LimitExceeded, "enum", ptr, "number too long"),
-                    )?,
-                ),
+                Value::Number(n) => nums.push(self.decimal(n, "enum", ptr)?),
                 Value::String(s) => strs.push(RegexAst::Literal(s.clone())),
                 _ => {
                     return Err(self.err(

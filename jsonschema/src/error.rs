@@ -6,6 +6,9 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
+    /// The schema text given to [`compile_str`](crate::compile_str) is not
+    /// JSON; the message has the line and column.
+    InvalidJson,
     /// The schema is not valid JSON Schema (a keyword has a value of the wrong shape).
     InvalidSchema,
     /// A keyword of the JSON Schema vocabulary this compiler does not implement.
@@ -13,7 +16,9 @@ pub enum ErrorKind {
     /// A keyword whose value, in this combination, cannot be expressed exactly
     /// (for example `uniqueItems` over an unbounded item type).
     Inexpressible,
-    /// A `format` this compiler does not know.
+    /// A `format` this compiler does not know, with
+    /// [`Options::strict_formats`](crate::Options::strict_formats) set
+    /// (otherwise an unknown format is an annotation and a [`Warning`]).
     UnknownFormat,
     /// A `pattern` using a construct with no regular equivalent (backreference,
     /// lookaround) or with invalid syntax.
@@ -33,6 +38,7 @@ impl ErrorKind {
     /// A short stable name, used in reports and baselines.
     pub fn name(&self) -> &'static str {
         match self {
+            ErrorKind::InvalidJson => "invalid_json",
             ErrorKind::InvalidSchema => "invalid_schema",
             ErrorKind::UnsupportedKeyword => "unsupported_keyword",
             ErrorKind::Inexpressible => "inexpressible",
@@ -105,5 +111,45 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Something the compilation accepted but the caller should know: an
+/// unknown `format` taken as an annotation, a keyword lenient mode ignored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    keyword: String,
+    pointer: String,
+    message: String,
+}
+
+impl Warning {
+    pub(crate) fn new(keyword: &str, pointer: &str, message: impl Into<String>) -> Warning {
+        Warning {
+            keyword: keyword.to_string(),
+            pointer: pointer.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// The keyword concerned, such as `"format"`.
+    pub fn keyword(&self) -> &str {
+        &self.keyword
+    }
+
+    /// The JSON pointer of the schema object holding the keyword.
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+
+    /// The human-readable detail.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` at \"{}\": {}", self.keyword, self.pointer, self.message)
+    }
+}
 
 pub(crate) type Result<T> = std::result::Result<T, Error>;

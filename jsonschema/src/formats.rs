@@ -18,6 +18,13 @@ fn time() -> String {
         .to_string()
 }
 
+/// [`time`] with second 60 allowed at any time (a superset of the times
+/// with leap seconds).
+fn time_with_leap_second() -> String {
+    "([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"
+        .to_string()
+}
+
 fn duration() -> String {
     let time = "T([0-9]+H([0-9]+M([0-9]+S)?)?|[0-9]+M([0-9]+S)?|[0-9]+S)";
     let date = "([0-9]+D|[0-9]+M([0-9]+D)?|[0-9]+Y([0-9]+M([0-9]+D)?)?)";
@@ -90,6 +97,58 @@ fn uri_parts() -> (String, String, String, String, String) {
     (uri, relative, query.clone(), query, authority)
 }
 
+/// Regexes (the `regex` format, ECMA-262 by the spec; validators often
+/// check it with their own dialect): a regular subset valid in ECMA-262
+/// and in the common dialects alike. Atoms are plain characters, `.`,
+/// escapes of punctuation and of `d D w W s S t n r f`, classes of single
+/// characters, escapes and the ranges `0-9`, `a-z`, `A-Z`, `a-f`, `A-F`
+/// (and a `-` last),
+/// and groups (`(...)`, `(?:...)`) nested at most 3 deep; quantifiers are
+/// `* + ?` (optionally lazy), `{n}`, `{n,}` and `{n,m}` with `n <= m < 100`;
+/// `^` and `$` stand alone. Left out (a stricter grammar): other counts
+/// and ranges, lookarounds, backreferences, named groups, control
+/// characters (U+001F also keeps derivre's JSON quoting of the negated
+/// classes exact, see `ecma.rs`).
+fn regex() -> String {
+    let punct = r"[\\^$.|?*+()\[\]{}/\-]";
+    let escape = format!(r"\\({punct}|[dDwWsStnrf])");
+    let plain = r"[^\\^$.|?*+()\[\]{}\x00-\x1F]";
+    let class_char = r"[^\\\[\]^\-\x00-\x1F]";
+    let item = format!(r"({class_char}|{escape}|0-9|a-z|A-Z|a-f|A-F)");
+    let class = format!(r"\[\^?{item}+-?\]");
+    let quant = format!(r"([*+?]|\{{([0-9]+,?|{})\}})\??", ordered_counts());
+    let mut seq = String::new();
+    for depth in 0..=3 {
+        let group = if depth == 0 { String::new() } else { format!(r"|\((\?:)?{seq}\)") };
+        let atom = format!("({plain}|{escape}|\\.|{class}{group})");
+        let piece = format!("({atom}({quant})?|\\^|\\$)");
+        // Empty alternatives are valid (`a||b`), so `|` may stand anywhere.
+        seq = format!("({piece}|\\|)*");
+    }
+    seq
+}
+
+/// `n,m` with `n <= m < 100` (no leading zeros).
+fn ordered_counts() -> String {
+    // The numbers from `lo` to 99, as a regex.
+    let at_least = |lo: u32| -> String {
+        let (t, u) = (lo / 10, lo % 10);
+        let mut alts = Vec::new();
+        if lo < 10 {
+            alts.push(format!("[{u}-9]"));
+            alts.push("[1-9][0-9]".to_string());
+        } else {
+            alts.push(format!("{t}[{u}-9]"));
+            if t < 9 {
+                alts.push(format!("[{}-9][0-9]", t + 1));
+            }
+        }
+        format!("({})", alts.join("|"))
+    };
+    let alts: Vec<String> = (0..100).map(|lo| format!("{lo},{}", at_least(lo))).collect();
+    format!("({})", alts.join("|"))
+}
+
 /// RFC 6570 URI templates, without `iprivate` and the `ucschar` planes above
 /// the BMP in literals (a subset).
 fn uri_template() -> String {
@@ -113,12 +172,13 @@ pub(crate) fn lookup(name: &str) -> Option<RegexAst> {
     })
 }
 
-/// The regex of a format it matches exactly (the whole language its RFC
-/// defines, not a subset), so that its complement is exact too: what `not`
-/// and `oneOf` need. `date` checks leap years; `date-time` and `time` are
-/// not here (no leap seconds), nor `email`, `hostname`, `uri` and the other
-/// subsets.
-pub(crate) fn lookup_exact(name: &str) -> Option<RegexAst> {
+/// A regex containing every string of the format's language as its RFC
+/// defines it: the format's own regex when that is the whole language
+/// (`date` checks leap years), a superset for the formats whose regex is a
+/// subset. Its complement is a subset of the format's complement, which is
+/// what `not`, `oneOf` and `if` need to stay exact or stricter.
+pub(crate) fn lookup_superset(name: &str) -> Option<RegexAst> {
+    let rx = |s: String| Some(RegexAst::Regex(s));
     match name {
         "date"
         | "ipv4"
@@ -127,6 +187,22 @@ pub(crate) fn lookup_exact(name: &str) -> Option<RegexAst> {
         | "duration"
         | "json-pointer"
         | "relative-json-pointer" => lookup(name),
+        // Leap seconds: any second 60.
+        "time" => rx(time_with_leap_second()),
+        "date-time" => rx(format!("{}[Tt]{}", date(), time_with_leap_second())),
+        // Quoted local parts, address literals: anything with an `@`.
+        "email" | "idn-email" => rx("(?s:.*@.*)".to_string()),
+        // Punycode labels are labels of letters, digits and hyphens.
+        "hostname" => Some(RegexAst::And(vec![
+            RegexAst::Regex(r"[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})*".to_string()),
+            RegexAst::Regex(".{1,253}".to_string()),
+        ])),
+        // Any scheme followed by anything.
+        "uri" | "iri" => rx("[A-Za-z][A-Za-z0-9+\\-.]*:(?s:.*)".to_string()),
+        // Nearly any text is a relative reference or a template.
+        "idn-hostname" | "uri-reference" | "iri-reference" | "uri-template" | "regex" => {
+            rx("(?s:.*)".to_string())
+        }
         _ => None,
     }
 }
@@ -148,6 +224,7 @@ fn lookup_text(name: &str) -> Option<String> {
             format!("({uri}|{relative}(\\?{query})?(#{fragment})?)")
         }
         "json-pointer" => "(/([^/~]|~[01])*)*".to_string(),
+        "regex" => regex(),
         "relative-json-pointer" => "(0|[1-9][0-9]*)(#|(/([^/~]|~[01])*)*)".to_string(),
         _ => return None,
     })

@@ -93,6 +93,7 @@ mod formats;
 mod grammar;
 mod intersect;
 mod ir;
+mod json;
 mod keys;
 mod lower;
 mod number;
@@ -101,29 +102,74 @@ mod recognize;
 mod resolve;
 mod unevaluated;
 
-pub use error::{Error, ErrorKind};
+pub use error::{Error, ErrorKind, Warning};
 pub use grammar::{Grammar, Lexeme, LexemeId, Nonterminal, NonterminalId, Permutation, Symbol};
 pub use options::{Limits, Options, PropertyOrder, Whitespace};
 
-/// A compiled schema: the grammar and the warnings of lenient mode.
+/// A compiled schema: the grammar and the warnings.
 #[derive(Clone, Debug)]
 pub struct Compiled {
     /// The grammar.
     pub grammar: Grammar,
-    /// What lenient mode ignored (empty otherwise).
-    pub warnings: Vec<String>,
+    /// Unknown formats taken as annotations, and what lenient mode ignored.
+    pub warnings: Vec<Warning>,
 }
 
 /// Compiles a JSON Schema into a grammar.
+///
+/// Numbers are read from `schema` as serde_json holds them: a number with
+/// a fraction or an exponent went through an `f64` when the text was
+/// parsed (`1e-400` became `0`). [`compile_str`] reads them from the text,
+/// exactly.
 pub fn compile(schema: &serde_json::Value, options: &Options) -> Result<Compiled, Error> {
-    let mut c = build::Compiler::new(schema, options);
+    compile_parsed(schema, &json::Exact::default(), options)
+}
+
+/// Compiles a JSON Schema given as JSON text, reading every number as the
+/// decimal it spells (`{"minimum": 1e-400}` does not accept `0`;
+/// `1e400` is a number, not an error).
+///
+/// # Errors
+/// Those of [`compile`], and [`ErrorKind::InvalidJson`] (with its line and
+/// column) when the text is not JSON, [`ErrorKind::LimitExceeded`] when it
+/// is longer than [`Limits::max_schema_bytes`] or nests deeper than
+/// [`Limits::max_json_depth`].
+pub fn compile_str(schema: &str, options: &Options) -> Result<Compiled, Error> {
+    let limits = &options.limits;
+    if schema.len() > limits.max_schema_bytes {
+        let msg = format!(
+            "the schema text has {} bytes, more than {} (Limits::max_schema_bytes)",
+            schema.len(),
+            limits.max_schema_bytes
+        );
+        return Err(Error::new(ErrorKind::LimitExceeded, "", "", msg));
+    }
+    let (value, exact) = json::parse(schema, limits.max_json_depth).map_err(|e| {
+        let kind = if e.message.contains("max_json_depth") {
+            ErrorKind::LimitExceeded
+        } else {
+            ErrorKind::InvalidJson
+        };
+        let msg = format!("line {} column {}: {}", e.line, e.column, e.message);
+        Error::new(kind, "", &e.pointer, msg)
+    })?;
+    compile_parsed(&value, &exact, options)
+}
+
+fn compile_parsed(
+    schema: &serde_json::Value,
+    exact: &json::Exact,
+    options: &Options,
+) -> Result<Compiled, Error> {
+    let mut c = build::Compiler::new(schema, exact, options);
     let root = c.compile_value(schema, "", 0)?;
     let grammar = lower::Lowerer::new(&mut c).run(&root)?;
     Ok(Compiled { grammar, warnings: c.warnings })
 }
 
-/// Translates an ECMA-262 `pattern` into the anchored derivre regex that
-/// matches exactly the strings an ECMA-262 search would find it in.
-pub fn translate_pattern(pattern: &str) -> Result<String, String> {
+/// Translates an ECMA-262 `pattern` into the derivre regex that matches
+/// exactly the strings an ECMA-262 search would find it in (look-aheads
+/// become intersections and complements), or says why it cannot.
+pub fn translate_pattern(pattern: &str) -> Result<derivre::RegexAst, String> {
     ecma::translate(pattern)
 }

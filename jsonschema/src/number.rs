@@ -43,9 +43,11 @@ impl Decimal {
             return None;
         }
         let digits: String = format!("{ip}{fp}");
-        // The decimal point sits after `point` digits of `digits`.
-        let point = ip.len() as i64 + exp;
-        if point.unsigned_abs() as usize > max_digits || digits.len() > max_digits {
+        // The decimal point sits after `point` digits of `digits`. A point
+        // this far out needs more digits than allowed: refused before the
+        // zeros are written out.
+        let point = (ip.len() as i64).saturating_add(exp);
+        if point.unsigned_abs() > (max_digits as u64).saturating_add(digits.len() as u64) {
             return None;
         }
         let (int, frac) = if point <= 0 {
@@ -58,6 +60,9 @@ impl Decimal {
         let int = int.trim_start_matches('0');
         let int = if int.is_empty() { "0" } else { int };
         let frac = frac.trim_end_matches('0');
+        if int.len() + frac.len() > max_digits {
+            return None;
+        }
         let is_zero = int == "0" && frac.is_empty();
         Some(Decimal { neg: neg && !is_zero, int: int.to_string(), frac: frac.to_string() })
     }

@@ -1,4 +1,6 @@
-//! Compilation options: whitespace, separators, property order, limits.
+//! Compilation options: whitespace, separators, property order, formats, limits.
+
+use std::collections::BTreeMap;
 
 /// How JSON whitespace may appear between tokens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,8 +63,14 @@ pub struct Limits {
     pub max_rules: usize,
     /// Fuel for each regex emptiness or containment check (derivre units).
     pub regex_fuel: u64,
-    /// Maximum number of decimal digits in a numeric bound or `multipleOf`.
+    /// Maximum number of decimal digits in a numeric bound, constant or
+    /// `multipleOf`, written out without exponent (`1e-400` has 400).
     pub max_number_digits: usize,
+    /// Maximum size of a schema text given to [`compile_str`](crate::compile_str), in bytes.
+    pub max_schema_bytes: usize,
+    /// Maximum nesting of arrays and objects in a schema text given to
+    /// [`compile_str`](crate::compile_str).
+    pub max_json_depth: usize,
 }
 
 impl Default for Limits {
@@ -74,7 +82,9 @@ impl Default for Limits {
             max_nonterminals: 200_000,
             max_rules: 400_000,
             regex_fuel: 20_000,
-            max_number_digits: 60,
+            max_number_digits: 1_000,
+            max_schema_bytes: 16 << 20,
+            max_json_depth: 512,
         }
     }
 }
@@ -103,8 +113,22 @@ pub struct Options {
     /// Treat `oneOf` as `anyOf` even when the branches are not provably disjoint
     /// (a looser grammar: off by default, on in lenient mode).
     pub coerce_one_of: bool,
-    /// Ignore unsupported keywords and formats, recording a warning for each.
+    /// Ignore unsupported keywords, recording a warning for each.
     pub lenient: bool,
+    /// Make an unknown `format` an error
+    /// ([`ErrorKind::UnknownFormat`](crate::ErrorKind::UnknownFormat)).
+    /// Off by default: JSON Schema 2019-09 and 2020-12 make `format` an
+    /// annotation unless the format-assertion vocabulary is in use, and
+    /// earlier drafts let validators ignore formats they do not know, so an
+    /// unknown format leaves the string unconstrained and is reported in
+    /// [`Compiled::warnings`](crate::Compiled::warnings).
+    pub strict_formats: bool,
+    /// Formats defined by the caller, by name: an ECMA-262 regex (the
+    /// dialect of `pattern`) that the whole string must match, as if
+    /// written `^(?:regex)$`. A name here takes precedence over a built-in
+    /// format of the same name; since the regex defines the format, its
+    /// negation (under `not`, `oneOf`, `if`) is exact.
+    pub formats: BTreeMap<String, String>,
     /// Resource limits.
     pub limits: Limits,
 }
@@ -121,6 +145,8 @@ impl Default for Options {
             integer_zero_fraction: true,
             coerce_one_of: false,
             lenient: false,
+            strict_formats: false,
+            formats: BTreeMap::new(),
             limits: Limits::default(),
         }
     }
@@ -166,6 +192,19 @@ impl Options {
     /// These options with [`integer_zero_fraction`](Options::integer_zero_fraction) set to `on`.
     pub fn with_integer_zero_fraction(mut self, on: bool) -> Options {
         self.integer_zero_fraction = on;
+        self
+    }
+
+    /// These options with [`strict_formats`](Options::strict_formats) set to `on`.
+    pub fn with_strict_formats(mut self, on: bool) -> Options {
+        self.strict_formats = on;
+        self
+    }
+
+    /// These options with the format `name` defined by `regex` (ECMA-262,
+    /// matched against the whole string; see [`formats`](Options::formats)).
+    pub fn with_format(mut self, name: &str, regex: &str) -> Options {
+        self.formats.insert(name.to_owned(), regex.to_owned());
         self
     }
 

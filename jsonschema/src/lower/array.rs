@@ -18,7 +18,7 @@ impl Lowerer<'_, '_> {
                 return self.array_of_distinct(a, &values, depth);
             }
             if self.c.options.lenient {
-                self.c.warnings.push(format!("uniqueItems ignored at {ptr:?}"));
+                self.c.warn("uniqueItems", ptr, "uniqueItems ignored");
             } else {
                 return Err(self.c.err(
                     ErrorKind::Inexpressible,

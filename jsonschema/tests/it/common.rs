@@ -17,6 +17,23 @@ pub(crate) fn compact(schema: &Value) -> Result<Compiled, Error> {
     compile(schema, &Options::compact())
 }
 
+/// Runs `f` on a thread with a large stack and returns its result, or
+/// fails the test when it takes longer than `seconds` (a bound on hangs,
+/// set well above the expected time: not a timing measurement).
+pub(crate) fn within<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .unwrap();
+    match rx.recv_timeout(std::time::Duration::from_secs(seconds)) {
+        Ok(v) => v,
+        Err(e) => panic!("not done within {seconds} s ({e})"),
+    }
+}
+
 /// Whether the grammar accepts the compact serialization of `v`.
 pub(crate) fn accepts(c: &Compiled, v: &Value) -> bool {
     accepts_text(c, &serde_json::to_string(v).unwrap())

@@ -173,10 +173,71 @@ fn ecma_patterns() {
         let no: Vec<&str> = no.iter().map(String::as_str).collect();
         check(json!({"type": "string", "pattern": p}), &yes, &no);
     }
-    for bad in ["(a)\\1", "(?=a)", "(?<!a)b", "\\bword", "a**", "[b-a]", "(a", "a^b", "(^a)*"] {
+    for bad in [
+        "(a)\\1",
+        "(?<!a)b",
+        "\\bword",
+        "a**",
+        "[b-a]",
+        "(a",
+        "a^b",
+        "(^a)*",
+        "^\\d{2,1}$",
+        "(?<n>a)(?<n>b)",
+        "((?=a).)*",
+    ] {
         let e = error(json!({"type": "string", "pattern": bad}));
         assert_eq!(e.kind(), &ErrorKind::UnsupportedPattern, "{bad}");
     }
+}
+
+/// Look-aheads, leading, trailing and inside groups, as in real schemas.
+#[test]
+fn ecma_look_aheads() {
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("^(?!bundle::)(?!with$).*", &["bun", "withx", "", "xbundle::"], &["bundle::x", "with"]),
+        (
+            "^(?![ \\t\\n]*\\(default(.*)\\))[\\s\\S]*",
+            &["default()", "x(default())", ""],
+            &["(default(x))", "  (default())"],
+        ),
+        (
+            "^(?!.*://)(?=.{1,255}$)((.{1,63}\\.){1,127}(?![0-9]*$)[a-z0-9-]+\\.?)$",
+            // (Not `http://x.com`: the reference recognizer's unbounded
+            // derivre emptiness checks take minutes on it; the engine's
+            // are bounded and take milliseconds.)
+            &["example.com", "a.b.c", "x.y1."],
+            &["example.123", "nodot", ""],
+        ),
+        ("((?:[^/]*/)*)(?=\\.(yaml|yml|json))", &["a/b.yaml", ".json", "x.ymlz"], &["a/b.txt"]),
+        ("(?=a)*b", &["b", "xbx"], &["a"]),
+        ("a(?=b)", &["ab", "xaby"], &["ac", "a", "ba"]),
+        ("x(?!y)", &["x", "xyx", "ax"], &["xy", "y"]),
+        ("^(a(?!b)|c)d", &["ad", "cd", "adx"], &["abd", "bd"]),
+        ("^(?=.*\\d)(?=.*[a-z]).{6,}$", &["abc123", "1aaaaa"], &["abcdef", "123456", "ab1"]),
+        ("^(?=a(?!b))", &["ac", "a"], &["ab", "b"]),
+        ("^a(?=$)", &["a"], &["ab"]),
+        ("^(?!$)", &["a", " "], &[""]),
+    ];
+    for (p, yes, no) in cases {
+        let yes: Vec<String> = yes.iter().map(|t| serde_json::to_string(t).unwrap()).collect();
+        let no: Vec<String> = no.iter().map(|t| serde_json::to_string(t).unwrap()).collect();
+        let yes: Vec<&str> = yes.iter().map(String::as_str).collect();
+        let no: Vec<&str> = no.iter().map(String::as_str).collect();
+        check(json!({"type": "string", "pattern": p}), &yes, &no);
+    }
+    // In `patternProperties` too, and negated under `not`.
+    check(
+        json!({"type": "object", "patternProperties": {"^(?!x-)": {"type": "integer"}},
+               "additionalProperties": {"type": "string"}}),
+        &[r#"{"a":1,"x-a":"s"}"#],
+        &[r#"{"a":"s"}"#, r#"{"x-a":1}"#],
+    );
+    check(
+        json!({"type": "string", "not": {"pattern": "^(?!a)"}}),
+        &["\"a\"", "\"ab\""],
+        &["\"b\"", "\"\""],
+    );
 }
 
 #[test]
@@ -285,8 +346,12 @@ fn applicators() {
         &["\"2023-02-29\"", "\"abc\""],
         &["\"2020-02-29\"", "\"2023-02-28\""],
     );
-    let e = error(json!({"oneOf": [{"format": "date-time"}, {"type": "string"}]}));
-    assert_eq!((e.kind(), e.keyword()), (&ErrorKind::Inexpressible, "oneOf"));
+    // A subset format is negated through a superset (leap seconds too).
+    check(
+        json!({"oneOf": [{"format": "date-time"}, {"type": "string"}]}),
+        &["1", "\"x\"", "null"],
+        &["\"2016-12-31T23:59:59Z\"", "\"2016-12-31T23:59:60Z\""],
+    );
     check(
         json!({"type": "object", "not": {"required": ["a"]}}),
         &["{}", r#"{"b":1}"#],
@@ -440,7 +505,9 @@ fn errors_name_keyword_and_pointer() {
         (e.kind(), e.keyword(), e.pointer()),
         (&ErrorKind::UnsupportedKeyword, "$recursiveRef", "/properties/a")
     );
-    let e = error(json!({"items": {"type": "string", "format": "no-such-format"}}));
+    let strict = Options::compact().with_strict_formats(true);
+    let schema = json!({"items": {"type": "string", "format": "no-such-format"}});
+    let e = compile(&schema, &strict).unwrap_err();
     assert_eq!(
         (e.kind(), e.keyword(), e.pointer()),
         (&ErrorKind::UnknownFormat, "format", "/items")
@@ -474,7 +541,7 @@ fn lenient_mode_warns() {
     o.lenient = true;
     let c = compile(&json!({"type": "array", "$recursiveRef": "#"}), &o).unwrap();
     assert_eq!(c.warnings.len(), 1);
-    assert!(c.warnings[0].contains("$recursiveRef"));
+    assert_eq!(c.warnings[0].keyword(), "$recursiveRef");
 }
 
 #[test]

@@ -6,6 +6,8 @@
 extern crate structgen_jsonschema as jsonschema;
 
 mod common;
+mod formats;
 mod keywords;
 mod maskbench;
+mod numbers;
 mod suite;

@@ -1,0 +1,184 @@
+//! `oneOf` (disjointness proofs and complements), `if`/`then`/`else` and
+//! the dependency keywords.
+
+use serde_json::{Map, Value};
+
+use super::{Compiler, ptr_join};
+use crate::error::{ErrorKind, Result};
+use crate::ir::{ObjectSchema, Schema};
+
+impl Compiler<'_> {
+    pub(super) fn one_of(&mut self, val: &Value, ptr: &str, depth: usize) -> Result<Schema> {
+        let kptr = ptr_join(ptr, "oneOf");
+        let items = self.schema_array("oneOf", ptr, val)?;
+        let mut bs = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            bs.push(self.compile_value(item, &format!("{kptr}/{i}"), depth + 1)?);
+        }
+        if self.options.coerce_one_of || self.options.lenient {
+            return Ok(Schema::any_of(bs));
+        }
+        let mut out = Vec::with_capacity(bs.len());
+        for i in 0..bs.len() {
+            let mut b = bs[i].clone();
+            for j in 0..bs.len() {
+                if i == j || b.is_never() {
+                    continue;
+                }
+                if self.disjoint(&b, &bs[j], depth)? {
+                    continue;
+                }
+                // Overlapping branches: exclude the other branch exactly.
+                let not_j = self
+                    .complement(&items[j], &format!("{kptr}/{j}"), depth + 1)
+                    .map_err(|e| {
+                        self.err(
+                            ErrorKind::Inexpressible,
+                            "oneOf",
+                            ptr,
+                            format!(
+                                "branches {i} and {j} may overlap and branch {j} cannot be negated ({})",
+                                e.message()
+                            ),
+                        )
+                    })?;
+                b = self.intersect(b, not_j, depth + 1)?;
+            }
+            out.push(b);
+        }
+        Ok(Schema::any_of(out))
+    }
+
+    /// True when the intersection of `a` and `b` is provably empty.
+    fn disjoint(&mut self, a: &Schema, b: &Schema, depth: usize) -> Result<bool> {
+        let saved = self.nodes;
+        let r = match self.intersect(a.clone(), b.clone(), depth + 1) {
+            Ok(s) => self.provably_empty(&s, depth + 1)?,
+            Err(e) if *e.kind() == ErrorKind::LimitExceeded => return Err(e),
+            Err(_) => false,
+        };
+        self.nodes = saved.max(self.nodes / 2).min(self.nodes);
+        Ok(r)
+    }
+
+    pub(crate) fn provably_empty(&mut self, s: &Schema, depth: usize) -> Result<bool> {
+        self.tick("", depth)?;
+        Ok(match s {
+            Schema::Never => true,
+            Schema::AnyOf(bs) => {
+                for b in bs {
+                    if !self.provably_empty(b, depth + 1)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            Schema::String(st) => {
+                let rx = crate::lower::string_content_regex(st, None);
+                self.regex_is_empty(&rx)? == Some(true)
+            }
+            Schema::Object(o) => {
+                for r in &o.required {
+                    let ks = self.key_schema(o, r)?;
+                    if self.provably_empty(&ks, depth + 1)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            Schema::Array(a) => {
+                for p in a.prefix.iter().take(a.min) {
+                    if self.provably_empty(p, depth + 1)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            _ => false,
+        })
+    }
+
+    pub(super) fn if_then_else(
+        &mut self,
+        m: &Map<String, Value>,
+        ptr: &str,
+        depth: usize,
+    ) -> Result<Schema> {
+        let (Some(cond), then, els) = (m.get("if"), m.get("then"), m.get("else")) else {
+            return Ok(Schema::Any);
+        };
+        if then.is_none() && els.is_none() {
+            return Ok(Schema::Any);
+        }
+        let iptr = ptr_join(ptr, "if");
+        let i = self.compile_value(cond, &iptr, depth + 1)?;
+        let t = match then {
+            Some(t) => self.compile_value(t, &ptr_join(ptr, "then"), depth + 1)?,
+            None => Schema::Any,
+        };
+        let e = match els {
+            Some(e) => self.compile_value(e, &ptr_join(ptr, "else"), depth + 1)?,
+            None => Schema::Any,
+        };
+        let ni = self.complement(cond, &iptr, depth + 1).map_err(|err| {
+            self.err(
+                ErrorKind::Inexpressible,
+                "if",
+                ptr,
+                format!("the `if` schema cannot be negated: {}", err.message()),
+            )
+        })?;
+        let a = self.intersect(i, t, depth + 1)?;
+        let b = self.intersect(ni, e, depth + 1)?;
+        Ok(Schema::any_of(vec![a, b]))
+    }
+
+    pub(super) fn dependencies(
+        &mut self,
+        k: &str,
+        val: &Value,
+        ptr: &str,
+        depth: usize,
+    ) -> Result<Schema> {
+        let m = val.as_object().ok_or_else(|| self.invalid(k, ptr, "must be an object"))?;
+        let kptr = ptr_join(ptr, k);
+        let mut acc = Schema::Any;
+        for (prop, dep) in m {
+            let absent = Schema::Object(ObjectSchema {
+                properties: vec![(prop.clone(), Schema::Never)],
+                ..ObjectSchema::default()
+            });
+            let present = Schema::Object(ObjectSchema {
+                required: vec![prop.clone()],
+                ..ObjectSchema::default()
+            });
+            let then = match dep {
+                Value::Array(names) if k != "dependentSchemas" => {
+                    let mut req = vec![prop.clone()];
+                    for n in names {
+                        let n = n.as_str().ok_or_else(|| {
+                            self.invalid(k, ptr, "dependency names must be strings")
+                        })?;
+                        req.push(n.to_string());
+                    }
+                    Schema::Object(ObjectSchema { required: req, ..ObjectSchema::default() })
+                }
+                _ if k == "dependentRequired" => {
+                    return Err(self.invalid(k, ptr, "values must be arrays of names"));
+                }
+                dep => {
+                    let s = self.compile_value(dep, &ptr_join(&kptr, prop), depth + 1)?;
+                    self.intersect(present, s, depth + 1)?
+                }
+            };
+            let mut branches: Vec<Schema> = Schema::typed_any()
+                .into_iter()
+                .filter(|s| s.type_name() != Some("object"))
+                .collect();
+            branches.push(absent);
+            branches.push(then);
+            acc = self.intersect(acc, Schema::any_of(branches), depth + 1)?;
+        }
+        Ok(acc)
+    }
+}

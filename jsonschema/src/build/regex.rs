@@ -1,0 +1,146 @@
+//! The derivre questions of a compilation (emptiness, matches), guarded
+//! and memoized, and `pattern` translation.
+
+use derivre::{RegexAst, RegexBuilder};
+use serde_json::Value;
+
+use super::Compiler;
+use crate::ecma;
+use crate::error::{ErrorKind, Result};
+use crate::formats;
+
+impl Compiler<'_> {
+    /// Runs `f` (calls into derivre), turning a panic inside derivre into
+    /// [`ErrorKind::EngineFault`] at the current location: bad input is an
+    /// error, never a panic.
+    fn guarded<T>(&self, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+            Err(self.err(
+                ErrorKind::EngineFault,
+                "",
+                &self.location,
+                format!("the regex engine failed during {what}"),
+            ))
+        })
+    }
+
+    /// `Some(true)` if the regex matches nothing, `None` if the check ran out
+    /// of fuel (memoized, see `cache.rs`).
+    pub(crate) fn regex_is_empty(&mut self, ast: &RegexAst) -> Result<Option<bool>> {
+        let mut memo = std::mem::take(&mut self.regex_memo);
+        let r = memo.is_empty(ast, || self.regex_is_empty_uncached(ast));
+        self.regex_memo = memo;
+        r
+    }
+
+    /// Whether the regex matches `s` (memoized, see `cache.rs`).
+    pub(crate) fn regex_matches(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
+        let mut memo = std::mem::take(&mut self.regex_memo);
+        let r = memo.matches(ast, s, || self.regex_matches_uncached(ast, s));
+        self.regex_memo = memo;
+        r
+    }
+
+    /// [`regex_is_empty`](Self::regex_is_empty) computed by derivre.
+    pub(crate) fn regex_is_empty_uncached(&mut self, ast: &RegexAst) -> Result<Option<bool>> {
+        let fuel = self.options.limits.regex_fuel;
+        self.guarded("an emptiness check", || {
+            let mut b = RegexBuilder::new();
+            let e = b
+                .mk(ast)
+                .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string()))?;
+            match b.to_regex_limited(e, fuel) {
+                Ok(mut r) => Ok(Some(r.always_empty())),
+                Err(_) => Ok(None),
+            }
+        })
+    }
+
+    /// [`regex_matches`](Self::regex_matches) computed by derivre.
+    pub(crate) fn regex_matches_uncached(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
+        self.guarded("a match", || {
+            let mut b = RegexBuilder::new();
+            let e = b
+                .mk(ast)
+                .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string()))?;
+            let mut r = b.to_regex(e);
+            Ok(r.is_match(s))
+        })
+    }
+
+    pub(crate) fn pattern(&mut self, kw: &str, ptr: &str, p: &Value) -> Result<RegexAst> {
+        let p = p.as_str().ok_or_else(|| self.invalid(kw, ptr, "a pattern must be a string"))?;
+        let ast = ecma::translate(p)
+            .map_err(|m| self.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {m}")))?;
+        let outer = std::mem::replace(&mut self.location, ptr.to_string());
+        let checked = self.guarded("a pattern's translation", || {
+            RegexBuilder::new().mk(&ast).map(drop).map_err(|e| {
+                self.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {e}"))
+            })
+        });
+        self.location = outer;
+        checked?;
+        Ok(ast)
+    }
+
+    /// The regex of a registered format (`Options::formats`), translated
+    /// once per compilation.
+    fn custom_format(&mut self, name: &str, ptr: &str) -> Result<Option<RegexAst>> {
+        let Some(src) = self.options.formats.get(name) else { return Ok(None) };
+        if let Some(rx) = self.custom_formats.get(name) {
+            return Ok(Some(rx.clone()));
+        }
+        let whole = Value::String(format!("^(?:{src})$"));
+        let rx = self.pattern("format", ptr, &whole).map_err(|e| {
+            let msg =
+                format!("the registered format {name:?} is not a valid regex: {}", e.message());
+            self.err(ErrorKind::UnsupportedPattern, "format", ptr, msg)
+        })?;
+        self.custom_formats.insert(name.to_string(), rx.clone());
+        Ok(Some(rx))
+    }
+
+    /// The regex a `format` adds to a string schema at `ptr`: a registered
+    /// or built-in format's, or none for an unknown format, which is an
+    /// annotation (a warning; an error with `Options::strict_formats`).
+    pub(crate) fn format_regex(&mut self, name: &str, ptr: &str) -> Result<Option<RegexAst>> {
+        if let Some(rx) = self.custom_format(name, ptr)? {
+            return Ok(Some(rx));
+        }
+        if let Some(rx) = formats::lookup(name) {
+            return Ok(Some(rx));
+        }
+        self.unknown_format(name, ptr)?;
+        Ok(None)
+    }
+
+    /// The regex whose complement is the negation of `format` at `ptr`
+    /// (under `not`, `oneOf`, `if`): the format's own regex when it is the
+    /// format's whole language, a superset of it otherwise (so the
+    /// negation is a subset of the true one: a stricter grammar), none for
+    /// an unknown format (an annotation always holds, so its negation
+    /// never does).
+    pub(crate) fn format_complement(&mut self, name: &str, ptr: &str) -> Result<Option<RegexAst>> {
+        if let Some(rx) = self.custom_format(name, ptr)? {
+            return Ok(Some(rx));
+        }
+        if let Some(rx) = formats::lookup_superset(name) {
+            return Ok(Some(rx));
+        }
+        self.unknown_format(name, ptr)?;
+        Ok(None)
+    }
+
+    fn unknown_format(&mut self, name: &str, ptr: &str) -> Result<()> {
+        if self.options.strict_formats {
+            return Err(self.err(
+                ErrorKind::UnknownFormat,
+                "format",
+                ptr,
+                format!("unknown format {name:?}"),
+            ));
+        }
+        self.warn("format", ptr, format!("unknown format {name:?} taken as an annotation"));
+        Ok(())
+    }
+}

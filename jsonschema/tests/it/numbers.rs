@@ -1,0 +1,90 @@
+//! Exact decimals: numbers read from the schema text as they are spelled,
+//! so that no float underflow, overflow or rounding changes a bound or a
+//! constant.
+
+use jsonschema::{ErrorKind, Options, compile_str};
+
+use crate::common::{accepts_text, within};
+
+fn compact(text: &str) -> jsonschema::Compiled {
+    compile_str(text, &Options::compact()).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+#[test]
+fn tiny_bounds_and_constants_do_not_underflow() {
+    within(60, || {
+        let tiny = format!("0.{}1", "0".repeat(399));
+        let c = compact(r#"{"minimum": 1e-400}"#);
+        assert!(!accepts_text(&c, "0"), "0 is below 1e-400");
+        assert!(!accepts_text(&c, "-1"));
+        assert!(accepts_text(&c, "1"));
+        assert!(accepts_text(&c, &tiny));
+        let c = compact(r#"{"exclusiveMinimum": 1e-400}"#);
+        assert!(!accepts_text(&c, &tiny));
+        assert!(accepts_text(&c, &format!("0.{}11", "0".repeat(399))));
+        let c = compact(r#"{"const": 1e-400}"#);
+        assert!(!accepts_text(&c, "0"));
+        assert!(accepts_text(&c, &tiny));
+        let c = compact(r#"{"maximum": -1e-400}"#);
+        assert!(!accepts_text(&c, "0"));
+        assert!(accepts_text(&c, "-1"));
+        let c = compact(r#"{"type": "number", "not": {"const": 1e-400}}"#);
+        assert!(accepts_text(&c, "0"));
+        assert!(!accepts_text(&c, &tiny));
+    });
+}
+
+#[test]
+fn huge_bounds_do_not_overflow() {
+    within(60, || {
+        // serde_json cannot read 1e400 as a float at all.
+        let c = compact(r#"{"maximum": 1e400}"#);
+        let big = format!("1{}", "0".repeat(400));
+        assert!(accepts_text(&c, &big));
+        assert!(!accepts_text(&c, &format!("{big}1")));
+        assert!(accepts_text(&c, "-5"));
+        let c = compact(r#"{"minimum": 12345678901234567890123}"#);
+        assert!(!accepts_text(&c, "12345678901234567890122"), "an f64 would round the bound");
+        assert!(accepts_text(&c, "12345678901234567890123"));
+    });
+}
+
+#[test]
+fn rounding_does_not_change_constants() {
+    within(60, || {
+        let c = compact(r#"{"const": 0.30000000000000001}"#);
+        assert!(!accepts_text(&c, "0.3"), "0.3 is another number");
+        assert!(accepts_text(&c, "0.30000000000000001"));
+        let c = compact(r#"{"enum": [1, 0.1000000000000000000001]}"#);
+        assert!(!accepts_text(&c, "0.1"));
+        assert!(accepts_text(&c, "1.0"));
+    });
+}
+
+#[test]
+fn digit_limit_is_an_error_naming_it() {
+    let e = compile_str(r#"{"minimum": 1e-5000}"#, &Options::compact()).unwrap_err();
+    assert_eq!((e.kind(), e.keyword()), (&ErrorKind::LimitExceeded, "minimum"));
+    assert!(e.message().contains("1e-5000"), "{e}");
+    assert!(e.message().contains("max_number_digits"), "{e}");
+    // A huge exponent is refused before its zeros are written out.
+    let e = compile_str(r#"{"const": 1e999999999999}"#, &Options::compact()).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::LimitExceeded);
+}
+
+#[test]
+fn schema_text_errors_have_positions() {
+    let e = compile_str("{\"type\": \"string\",\n \"minLength\": 01}", &Options::compact())
+        .unwrap_err();
+    assert_eq!((e.kind(), e.pointer()), (&ErrorKind::InvalidJson, "/minLength"));
+    assert!(e.message().starts_with("line 2 column 15"), "{e}");
+    let mut o = Options::compact();
+    o.limits.max_schema_bytes = 10;
+    let e = compile_str(r#"{"type": "string"}"#, &o).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::LimitExceeded);
+    assert!(e.message().contains("max_schema_bytes"), "{e}");
+    let deep = format!("{}1{}", "[".repeat(600), "]".repeat(600));
+    let e = compile_str(&format!("{{\"const\": {deep}}}"), &Options::compact()).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::LimitExceeded);
+    assert!(e.message().contains("max_json_depth"), "{e}");
+}

@@ -10,7 +10,7 @@ mod bitmask;
 mod forced;
 mod options;
 mod sliced;
-pub use bitmask::{BatchError, fill_bitmask_batch};
+pub use bitmask::{BatchError, fill_bitmask_batch, fill_bitmask_rows};
 pub use forced::{DEFAULT_MAX_FORCED_BYTES, ForcedTokens};
 pub use options::Backtrack;
 pub use sliced::SlicerStats;
@@ -46,6 +46,15 @@ pub enum MatcherError {
         /// Words given.
         got: usize,
     },
+    /// The matcher panicked while filling its row in
+    /// [`fill_bitmask_rows`] or [`fill_bitmask_batch`] (a bug in structgen):
+    /// the panic was caught so that the other rows of the batch are filled,
+    /// and the matcher stays stopped in this error until
+    /// [`reset`](Matcher::reset).
+    Panicked {
+        /// The panic's message.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for MatcherError {
@@ -63,6 +72,9 @@ impl std::fmt::Display for MatcherError {
             }
             MatcherError::BitmaskTooSmall { need, got } => {
                 write!(f, "a bitmask row of {got} words is too small: the vocabulary needs {need}")
+            }
+            MatcherError::Panicked { message } => {
+                write!(f, "internal error (a bug in structgen, please report it): {message}")
             }
         }
     }
@@ -420,8 +432,13 @@ impl Matcher {
     }
 
     /// Undoes the last `n` consumed tokens (at most all of them). Errors
-    /// stay: a rejected token was never consumed.
+    /// stay: a rejected token was never consumed. After a caught panic
+    /// ([`MatcherError::Panicked`]) nothing is undone: only
+    /// [`reset`](Matcher::reset) leaves that error.
     pub fn rollback(&mut self, n: usize) {
+        if matches!(self.error, Some(MatcherError::Panicked { .. })) {
+            return;
+        }
         let n = n.min(self.steps.len());
         let mut frames = 0;
         for step in self.steps.drain(self.steps.len() - n..) {

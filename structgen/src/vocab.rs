@@ -121,6 +121,14 @@ impl Vocabulary {
         self.inner.slicer.as_ref()
     }
 
+    /// Whether matchers over this vocabulary compute forced tokens
+    /// ([`Matcher::forced_tokens`](crate::Matcher::forced_tokens)): built
+    /// from a tokenizer whose canonical tokenization [`coalesce`] supports,
+    /// without [`VocabularyBuilder::no_forcing`].
+    pub fn supports_forced_tokens(&self) -> bool {
+        self.inner.coalescer.is_some()
+    }
+
     /// The forced-token coalescer, when the tokenizer supports forced
     /// tokens.
     pub(crate) fn coalescer(&self) -> Option<&Coalescer> {

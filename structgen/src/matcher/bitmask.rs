@@ -7,9 +7,13 @@
 //! are filled on rayon's thread pool: the calling thread's pool when called
 //! inside `ThreadPool::install`, the global pool otherwise. One failing
 //! matcher never affects another: its row allows its stop tokens only and
-//! its error comes back in its own slot.
+//! its error comes back in its own slot. That holds for a panic too (a bug
+//! in structgen): it is caught per row, so the other rows are still filled
+//! and the batch's caller (an engine, or a Python binding whose caller must
+//! not abort) gets [`MatcherError::Panicked`] in that row's slot.
 
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 #[cfg(feature = "parallel")]
 use rayon::prelude::*;
@@ -105,9 +109,116 @@ pub fn fill_bitmask_batch(
         };
         work.push((&mut **matcher, words));
     }
+    Ok(fill_bitmask_rows(&mut work))
+}
+
+/// Fills each job's row with its matcher's mask (as
+/// [`Matcher::fill_bitmask`]), in parallel with the default `parallel`
+/// feature; returns each job's outcome in the order of `jobs`.
+///
+/// The rows are separate slices, so they may live anywhere: rows of one
+/// engine-owned bitmask split by the caller (a binding that must not make
+/// one `&mut` over memory that other threads write), or rows of different
+/// arrays. [`fill_bitmask_batch`] is this function on the rows of one
+/// bitmask.
+///
+/// A panic while filling a row (a bug in structgen) is caught: that row
+/// allows its matcher's stop tokens only, its slot is
+/// [`MatcherError::Panicked`], and the matcher stays stopped in that error
+/// until [`Matcher::reset`]; the other rows are filled as usual.
+///
+/// ```
+/// use structgen::{Grammar, Matcher, Vocabulary, fill_bitmask_rows};
+///
+/// let vocab = Vocabulary::builder().token_list(&["a", "b", "c"]).build()?;
+/// let (mut ma, mut mc) =
+///     (Matcher::new(&vocab, &Grammar::regex("a+")?)?, Matcher::new(&vocab, &Grammar::regex("c")?)?);
+/// let (mut row_a, mut row_c) = ([0u32; 1], [0u32; 1]);
+/// let outcomes = fill_bitmask_rows(&mut [(&mut ma, &mut row_a[..]), (&mut mc, &mut row_c[..])]);
+/// assert!(outcomes.iter().all(Result::is_ok));
+/// assert_eq!((row_a, row_c), ([0b001], [0b100]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn fill_bitmask_rows(jobs: &mut [(&mut Matcher, &mut [u32])]) -> Vec<Result<(), MatcherError>> {
     #[cfg(feature = "parallel")]
-    let outcomes = work.into_par_iter().map(|(m, words)| m.fill_bitmask(words)).collect();
+    let outcomes = jobs.par_iter_mut().map(|(m, row)| fill_one(m, row)).collect();
     #[cfg(not(feature = "parallel"))]
-    let outcomes = work.into_iter().map(|(m, words)| m.fill_bitmask(words)).collect();
-    Ok(outcomes)
+    let outcomes = jobs.iter_mut().map(|(m, row)| fill_one(m, row)).collect();
+    outcomes
+}
+
+/// One row of a batch, with a panic caught and turned into the matcher's
+/// sticky error.
+fn fill_one(m: &mut Matcher, row: &mut [u32]) -> Result<(), MatcherError> {
+    // A panic leaves the matcher's parser in an unknown state: it is never
+    // used again (every entry point checks the sticky error first, and
+    // `reset` rebuilds the matcher from its grammar), so observing it
+    // after the unwind is sound.
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        #[cfg(test)]
+        tests::maybe_panic(m);
+        m.fill_bitmask(row)
+    }));
+    outcome.unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_owned());
+        let e = m.fail(MatcherError::Panicked { message });
+        row.fill(0);
+        for t in m.stop_tokens() {
+            if let Some(w) = row.get_mut(t.index() / 32) {
+                *w |= 1 << (t.index() % 32);
+            }
+        }
+        Err(e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Grammar, Vocabulary};
+    use toktrie::TokenId;
+
+    /// The stop token that makes a matcher panic in a batch (an id no
+    /// other test uses).
+    const PANIC_STOP: TokenId = TokenId(41);
+
+    pub(super) fn maybe_panic(m: &Matcher) {
+        if m.stop_tokens().contains(&PANIC_STOP) {
+            panic!("injected by the test");
+        }
+    }
+
+    #[test]
+    fn a_panicking_row_spares_the_others_and_stays_failed() {
+        let vocab = Vocabulary::builder()
+            .token_list(&["a", "b"])
+            .special(TokenId(40), "<eos>")
+            .special(PANIC_STOP, "<boom>")
+            .stop_tokens([TokenId(40)])
+            .build()
+            .unwrap();
+        let g = Grammar::regex("a+").unwrap();
+        let mut good = Matcher::new(&vocab, &g).unwrap();
+        let mut bad = Matcher::new(&vocab, &g).unwrap().with_stop_tokens(&[PANIC_STOP]).unwrap();
+        let mut buf = vec![7u32; 4];
+        let out = fill_bitmask_batch(&mut [(&mut bad, 0), (&mut good, 1)], &mut buf, 2).unwrap();
+        assert!(
+            matches!(&out[0], Err(MatcherError::Panicked { message }) if message == "injected by the test")
+        );
+        assert_eq!(out[1], Ok(()));
+        assert_eq!(buf, [0, 1 << 9, 0b001, 0], "the stop token only; the good row as usual");
+        // Sticky: every entry point reports it, and rollback touches nothing.
+        assert!(matches!(bad.error(), Some(MatcherError::Panicked { .. })));
+        assert!(bad.consume_token(TokenId(0)).is_err());
+        bad.rollback(1);
+        assert!(bad.compute_mask().is_err());
+        // A reset rebuilds the matcher from its grammar, with its settings.
+        bad.reset().unwrap();
+        assert!(bad.error().is_none());
+        assert_eq!(bad.stop_tokens(), [PANIC_STOP]);
+    }
 }

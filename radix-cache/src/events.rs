@@ -51,8 +51,11 @@ pub enum CacheEvent {
     AllBlocksCleared,
 }
 
-/// Whether and how the cache reports [`CacheEvent`]s.
+/// Whether and how the cache reports [`CacheEvent`]s:
+/// `EventConfig::default()` (16-token blocks, the public key), then the
+/// `with_*` setters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EventConfig {
     /// Tokens per reported block (vLLM's `block_size`): a positive multiple
     /// of the cache's page size.
@@ -64,6 +67,20 @@ pub struct EventConfig {
 impl Default for EventConfig {
     fn default() -> EventConfig {
         EventConfig { block_size: 16, hash_key: None }
+    }
+}
+
+impl EventConfig {
+    /// Sets [`block_size`](Self::block_size).
+    pub fn with_block_size(mut self, block_size: usize) -> EventConfig {
+        self.block_size = block_size;
+        self
+    }
+
+    /// Sets [`hash_key`](Self::hash_key).
+    pub fn with_hash_key(mut self, hash_key: Option<[u64; 2]>) -> EventConfig {
+        self.hash_key = hash_key;
+        self
     }
 }
 

@@ -3,9 +3,12 @@
 //!
 //! - [`tokenizer`]: loading a tokenizer from a `--tokenizer` spec (the
 //!   embedded vocabularies, tiktoken files, `tokenizer.json`, gzipped or not).
+//! - [`cache_sim`]: the prefix-cache simulator (workloads, Mooncake traces,
+//!   the serving loop) of `structgen cache-sim` and `cargo xtask bench radix`.
 //!
 //! The `structgen` library under it does no file I/O; reading files and
 //! gzip happens here.
 #![forbid(unsafe_code)]
 
+pub mod cache_sim;
 pub mod tokenizer;

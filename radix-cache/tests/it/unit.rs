@@ -3,7 +3,8 @@
 use radix_cache::{CacheConfig, Error, EvictionPolicy, Namespace, RadixCache};
 
 fn cache(policy: EvictionPolicy, page_size: usize) -> RadixCache<u32> {
-    RadixCache::with_config(CacheConfig { page_size, policy, events: None }).unwrap()
+    RadixCache::with_config(CacheConfig::default().with_page_size(page_size).with_policy(policy))
+        .unwrap()
 }
 
 #[test]
@@ -20,7 +21,7 @@ fn misuse_is_a_typed_error() {
     assert_eq!(c.lock(&m.handle), Err(Error::StaleHandle));
     assert_eq!(c.touch(&m.handle), Err(Error::StaleHandle));
     let bad =
-        RadixCache::<u32>::with_config(CacheConfig { page_size: 0, ..CacheConfig::default() });
+        RadixCache::<u32>::with_config(CacheConfig::default().with_page_size(0));
     assert!(matches!(bad, Err(Error::Config { .. })));
     // A reset invalidates handles and locks.
     c.insert(&[5, 6], &[1, 2]).unwrap();

@@ -212,7 +212,9 @@ impl<'a> Reader<'a> {
         }
         let m = self.marker()?;
         let skip_bytes = match m {
-            Marker::Null | Marker::True | Marker::False | Marker::FixPos(_) | Marker::FixNeg(_) => 0,
+            Marker::Null | Marker::True | Marker::False | Marker::FixPos(_) | Marker::FixNeg(_) => {
+                0
+            }
             Marker::U8 | Marker::I8 => 1,
             Marker::U16 | Marker::I16 => 2,
             Marker::U32 | Marker::I32 | Marker::F32 => 4,
@@ -365,7 +367,9 @@ fn read_event(r: &mut Reader<'_>) -> Result<(CacheEvent, Layout), DecodeError> {
                 namespace,
             }
         }
-        "BlockRemoved" => CacheEvent::BlockRemoved { block_hashes: uints(take(0), "block_hashes", r)? },
+        "BlockRemoved" => {
+            CacheEvent::BlockRemoved { block_hashes: uints(take(0), "block_hashes", r)? }
+        }
         _ => CacheEvent::AllBlocksCleared,
     };
     Ok((event, layout))

@@ -6,7 +6,6 @@ use std::time::Duration;
 use kv_events::{END_SEQ, Publisher, PublisherConfig, decode_batch};
 use radix_cache::CacheEvent;
 
-
 fn removed(h: u64) -> Vec<CacheEvent> {
     vec![CacheEvent::BlockRemoved { block_hashes: vec![h] }]
 }

@@ -4,7 +4,6 @@ use kv_events::{Layout, WireConfig, decode_batch, encode_batch};
 use proptest::prelude::*;
 use radix_cache::{CacheEvent, Namespace};
 
-
 fn stored(ns: u64) -> CacheEvent {
     CacheEvent::BlockStored {
         block_hashes: vec![1],

@@ -144,8 +144,7 @@ impl<V: Clone> RadixCache<V> {
         let epoch = self.epoch.wrapping_add(1);
         let (leaves, tokens) = (self.evicted_leaves, self.evicted_tokens);
         let clock = self.clock;
-        *self =
-            RadixCache::build(
+        *self = RadixCache::build(
             CacheConfig::default()
                 .with_page_size(self.page)
                 .with_policy(self.policy)

@@ -401,7 +401,6 @@ impl<V: Clone> RadixCache<V> {
             c = n.next_same_first?;
         }
     }
-
 }
 
 mod evict;

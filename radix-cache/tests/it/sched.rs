@@ -27,8 +27,7 @@ fn longest_prefix_match_orders_by_cached_length_and_never_cuts_off() {
     let s = schedule(&cache, &waiting(&many), &config(SchedulePolicy::LongestPrefixMatch));
     assert_eq!(s.order[0], 4);
     assert!(!s.fell_back_to_fcfs);
-    let cfg =
-        config(SchedulePolicy::LongestPrefixMatch).with_lpm_fcfs_above(Some(128));
+    let cfg = config(SchedulePolicy::LongestPrefixMatch).with_lpm_fcfs_above(Some(128));
     let s = schedule(&cache, &waiting(&many), &cfg);
     assert!(s.fell_back_to_fcfs);
     assert_eq!(s.order, (0..1000).collect::<Vec<_>>());

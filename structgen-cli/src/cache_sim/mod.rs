@@ -18,9 +18,7 @@ pub mod sim;
 pub mod trace;
 pub mod workload;
 
-pub use sim::{
-    OpStats, SimConfig, SimError, SimReport, Step, bound, simulate, simulate_observed,
-};
+pub use sim::{OpStats, SimConfig, SimError, SimReport, Step, bound, simulate, simulate_observed};
 pub use trace::{
     TraceError, TraceLimits, TraceRequest, block_bound, mooncake_workload, parse_mooncake,
 };

@@ -128,13 +128,23 @@ fn a_trace_past_the_total_token_limit_is_an_error_with_its_line() {
 
 #[test]
 fn malformed_trace_lines_are_errors_with_their_line_number() {
-    let good = "{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [1]}\n";
+    let good =
+        "{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [1]}\n";
     for (bad, needle) in [
         ("{\"timestamp\": 1,", "line 3"),
         ("[1, 2]", "line 3"),
-        ("{\"timestamp\": 1, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [1]}", "expected 2"),
-        ("{\"timestamp\": -1, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}", "line 3"),
-        ("{\"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [99999999]}", "too large"),
+        (
+            "{\"timestamp\": 1, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [1]}",
+            "expected 2",
+        ),
+        (
+            "{\"timestamp\": -1, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}",
+            "line 3",
+        ),
+        (
+            "{\"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [99999999]}",
+            "too large",
+        ),
     ] {
         let path = write_trace("bad-trace.jsonl", format!("{good}{good}{bad}\n").as_bytes());
         refused(&["cache-sim", "--trace", path.to_str().unwrap()], &["line 3", needle]);

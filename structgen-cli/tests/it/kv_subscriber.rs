@@ -123,14 +123,14 @@ fn run(layout: Layout, key: [u64; 2], named: bool) {
             }
         }
     });
-    let wait_for = |word: &str, child: &mut std::process::Child| {
-        match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(line) if line == word => {}
-            other => {
-                let _ = child.kill();
-                let out = child.wait_with_output_lossy();
-                panic!("expected `{word}` from the subscriber, got {other:?}\n{out}");
-            }
+    let wait_for = |word: &str, child: &mut std::process::Child| match rx
+        .recv_timeout(Duration::from_secs(60))
+    {
+        Ok(line) if line == word => {}
+        other => {
+            let _ = child.kill();
+            let out = child.wait_with_output_lossy();
+            panic!("expected `{word}` from the subscriber, got {other:?}\n{out}");
         }
     };
     wait_for("ready", &mut child);

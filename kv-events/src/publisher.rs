@@ -296,7 +296,7 @@ impl Publisher {
     }
 
     /// Queues a payload encoded by the caller (with
-    /// [`encode_batch`](crate::encode_batch)); returns its sequence number.
+    /// [`encode_batch`]); returns its sequence number.
     pub fn publish_encoded(&mut self, payload: Vec<u8>) -> Result<u64, PublishError> {
         let seq = self.next_seq;
         let tx = self.tx.as_ref().ok_or(PublishError::Closed)?;

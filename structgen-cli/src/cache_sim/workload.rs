@@ -177,7 +177,7 @@ pub struct SimRequest {
     /// A request that must finish before this one arrives (the previous
     /// turn of a conversation, the parent thought).
     pub after: Option<usize>,
-    /// Its priority (for [`EvictionPolicy::Priority`](crate::EvictionPolicy)).
+    /// Its priority (for [`EvictionPolicy::Priority`](radix_cache::EvictionPolicy)).
     pub priority: i32,
 }
 

@@ -2,8 +2,11 @@
 //! and a ROUTER socket answering replay requests from a bounded buffer.
 //!
 //! The sockets live on one I/O thread (libzmq sockets are not thread-safe).
-//! [`Publisher::publish`] encodes on the caller's thread, numbers the batch
-//! and hands the bytes over a bounded channel; the I/O thread sends each
+//! [`Publisher::publish_events`] hands the events themselves over a bounded
+//! channel and the I/O thread encodes them (as vLLM's publisher thread
+//! does), so the engine's thread pays only the hand-off;
+//! [`Publisher::publish`] encodes on the caller's thread instead. Either
+//! way the batch is numbered in order; the I/O thread sends each
 //! message as `[topic, sequence as 8-byte big-endian, payload]`, keeps it in
 //! the replay buffer, and between messages answers replay requests: a
 //! request `[identity, "", start as 8-byte big-endian]` (what a REQ socket,
@@ -19,7 +22,6 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -191,6 +193,7 @@ pub struct PublishStats {
 
 enum Job {
     Send(u64, Vec<u8>),
+    Encode(u64, f64, Vec<CacheEvent>),
     Close,
 }
 
@@ -245,6 +248,7 @@ impl Publisher {
         };
         let (tx, rx) = sync_channel(config.queue.max(1));
         let io = Io {
+            wire: config.wire.clone(),
             _ctx: ctx,
             pub_socket,
             replay,
@@ -295,6 +299,21 @@ impl Publisher {
         self.publish_encoded(payload)
     }
 
+    /// Hands `events` to the I/O thread, which encodes them as one batch
+    /// stamped `ts` and sends it; returns its sequence number. The caller's
+    /// cost is a channel send; it blocks while the queue is full.
+    pub fn publish_events(
+        &mut self,
+        ts: f64,
+        events: Vec<CacheEvent>,
+    ) -> Result<u64, PublishError> {
+        let seq = self.next_seq;
+        let tx = self.tx.as_ref().ok_or(PublishError::Closed)?;
+        tx.send(Job::Encode(seq, ts, events)).map_err(|_| PublishError::Closed)?;
+        self.next_seq += 1;
+        Ok(seq)
+    }
+
     /// Queues a payload encoded by the caller (with
     /// [`encode_batch`]); returns its sequence number.
     pub fn publish_encoded(&mut self, payload: Vec<u8>) -> Result<u64, PublishError> {
@@ -333,6 +352,8 @@ impl Drop for Publisher {
 
 /// The I/O thread's state: the sockets and the replay buffer.
 struct Io {
+    /// How [`Job::Encode`] batches are written.
+    wire: WireConfig,
     /// Dropped last: terminating the context waits for the linger.
     _ctx: zmq::Context,
     pub_socket: zmq::Socket,
@@ -341,7 +362,7 @@ struct Io {
     topic: Vec<u8>,
     /// `(seq, payload)`, oldest first; at most `replay_steps` entries and
     /// `replay_bytes` bytes of payload.
-    buffer: VecDeque<(u64, Arc<[u8]>)>,
+    buffer: VecDeque<(u64, Vec<u8>)>,
     buffer_bytes: usize,
     replay_steps: usize,
     replay_bytes: usize,
@@ -365,6 +386,11 @@ impl Io {
             };
             match job {
                 Some(Job::Send(seq, payload)) => self.send(seq, payload)?,
+                Some(Job::Encode(seq, ts, events)) => {
+                    let mut payload = Vec::new();
+                    encode_batch(&self.wire, ts, &events, &mut payload);
+                    self.send(seq, payload)?;
+                }
                 Some(Job::Close) => break,
                 None => {}
             }
@@ -391,7 +417,7 @@ impl Io {
         self.stats.bytes += payload.len() as u64;
         if self.replay.is_some() && self.replay_steps > 0 {
             self.buffer_bytes += payload.len();
-            self.buffer.push_back((seq, payload.into()));
+            self.buffer.push_back((seq, payload));
             while self.buffer.len() > self.replay_steps
                 || (self.buffer_bytes > self.replay_bytes && self.buffer.len() > 1)
             {
@@ -425,7 +451,7 @@ impl Io {
             // A peer that left mid-replay only loses its own answers: ROUTER
             // drops messages to unknown identities.
             for (seq, payload) in self.buffer.iter().filter(|(seq, _)| *seq >= start) {
-                let frames: [&[u8]; 4] = [identity, b"", &seq.to_be_bytes(), payload];
+                let frames: [&[u8]; 4] = [identity, b"", &seq.to_be_bytes(), payload.as_slice()];
                 router.send_multipart(frames, 0).map_err(zmq_err("send", "replay"))?;
             }
             let end: [&[u8]; 4] = [identity, b"", &END_SEQ, b""];

@@ -283,7 +283,7 @@ fn publish(
     let report = sim::simulate_observed(workload, &config, |step| {
         if !step.events.is_empty() {
             let ts = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-            publisher.publish(ts, step.events)?;
+            publisher.publish_events(ts, step.events.to_vec())?;
         }
         Ok(())
     })

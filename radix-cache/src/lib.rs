@@ -7,7 +7,9 @@
 //! index, a page id, ...); requests [`lock`](RadixCache::lock) the path they
 //! use; unlocked leaves are [`evict`](RadixCache::evict)ed when memory is
 //! needed. [`sched`] orders a waiting queue so that requests hit the cache;
-//! [`sim`] replays workloads and traces (the engine of `structgen cache-sim`).
+//! [`events`] reports the cache's contents as vLLM-style KV-cache events
+//! (the `structgen-kv-events` crate puts them on the wire). The trace
+//! simulator of `structgen cache-sim` lives in `structgen-cli`.
 //!
 //! # Example
 //! ```
@@ -56,12 +58,16 @@
 //!
 //! # Errors and panics
 //! Misuse is a typed [`Error`] (mismatched values, stale handles, unlocking a
-//! lock not held, bad configuration), never a panic. Trace input errors carry
-//! their line number ([`sim::TraceError`]).
+//! lock not held, bad configuration), never a panic.
+//!
+//! # Configuration
+//! [`CacheConfig`], [`EventConfig`] and [`sched::SchedulerConfig`] are
+//! `#[non_exhaustive]`: start from `Default` and chain the `with_*` setters
+//! (`CacheConfig::default().with_page_size(16)`), so a new option is not a
+//! breaking change.
 //!
 //! # Features
-//! None. Depends on `rustc-hash` (child maps) and, for reading trace lines
-//! exactly with their line numbers, `serde` and `serde_json`.
+//! None. The only dependency is `rustc-hash` (child maps): no I/O, no serde.
 #![forbid(unsafe_code)]
 
 mod cache;
@@ -69,7 +75,6 @@ mod error;
 pub mod events;
 mod node;
 pub mod sched;
-pub mod sim;
 
 pub use cache::{
     CacheConfig, Evicted, EvictionPolicy, Insertion, LockId, MatchHandle, PrefixMatch, RadixCache,

@@ -60,8 +60,25 @@ impl Default for InBatchSharing {
     }
 }
 
-/// The configuration of [`schedule`].
+impl InBatchSharing {
+    /// Sets [`check_below`](Self::check_below).
+    pub fn with_check_below(mut self, tokens: usize) -> InBatchSharing {
+        self.check_below = tokens;
+        self
+    }
+
+    /// Sets [`defer_at_least`](Self::defer_at_least).
+    pub fn with_defer_at_least(mut self, tokens: usize) -> InBatchSharing {
+        self.defer_at_least = tokens;
+        self
+    }
+}
+
+/// The configuration of [`schedule`]: `SchedulerConfig::default()`
+/// (longest-prefix-match, no in-batch sharing, no fallback), then the
+/// `with_*` setters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct SchedulerConfig {
     /// The order policy.
     pub policy: SchedulePolicy,
@@ -70,6 +87,26 @@ pub struct SchedulerConfig {
     /// Use FCFS instead of longest-prefix-match when more requests than this
     /// are waiting; `None` (the default) never falls back.
     pub lpm_fcfs_above: Option<usize>,
+}
+
+impl SchedulerConfig {
+    /// Sets [`policy`](Self::policy).
+    pub fn with_policy(mut self, policy: SchedulePolicy) -> SchedulerConfig {
+        self.policy = policy;
+        self
+    }
+
+    /// Sets [`in_batch_sharing`](Self::in_batch_sharing).
+    pub fn with_in_batch_sharing(mut self, sharing: Option<InBatchSharing>) -> SchedulerConfig {
+        self.in_batch_sharing = sharing;
+        self
+    }
+
+    /// Sets [`lpm_fcfs_above`](Self::lpm_fcfs_above).
+    pub fn with_lpm_fcfs_above(mut self, above: Option<usize>) -> SchedulerConfig {
+        self.lpm_fcfs_above = above;
+        self
+    }
 }
 
 /// The result of [`schedule`].

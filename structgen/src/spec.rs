@@ -297,7 +297,8 @@ pub(crate) fn compile_json(
 ) -> Result<(earley::Grammar, Vec<String>), Error> {
     let compiled = jsonschema::compile(schema, options)?;
     let g = compiled.grammar.to_earley(limits)?;
-    Ok((g, compiled.warnings))
+    let warnings = compiled.warnings.iter().map(|w| w.to_string()).collect();
+    Ok((g, warnings))
 }
 
 /// One lexeme matching exactly one of `options`.

@@ -6,18 +6,25 @@
 //! generated shared-prefix workload and the Mooncake conversation trace;
 //! hit rates of both caches at equal capacity on the same request order
 //! (the bar: ours at least the reference's); memory per cached token; the
-//! scheduler's cost per scheduled request at growing queue lengths.
+//! scheduler's cost per scheduled request at growing queue lengths; and the
+//! KV-event publisher (`structgen-kv-events`) on the Mooncake conversation
+//! trace: events per second encoded and published, bytes per stored block,
+//! and publishing time as a share of the cache's insert time (the bar: at
+//! most 20%).
 
 use std::time::Instant;
 
 use anyhow::{Result, ensure};
+use kv_events::{Layout, Publisher, PublisherConfig, WireConfig, decode_batch, encode_batch};
 use radix_cache::sched::{InBatchSharing, SchedulePolicy, SchedulerConfig, Waiting, schedule};
-use radix_cache::sim::{self, SimConfig, SimReport, TraceLimits, Workload};
-use radix_cache::{CacheConfig, EvictionPolicy, Namespace, RadixCache};
+use radix_cache::{CacheConfig, CacheEvent, EventConfig, EvictionPolicy, Namespace, RadixCache};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use serde_json::{Value, json};
+use structgen_cli::cache_sim::{
+    self as sim, SimConfig, SimReport, TraceLimits, Workload, WorkloadLimits,
+};
 
 #[path = "radix/reference.rs"]
 mod reference;
@@ -25,34 +32,53 @@ mod reference;
 use compare::report::Report;
 use reference::{BlockCache, RefReport};
 
-/// `ARGS`: `evict` runs only the eviction rows (a quick loop while tuning;
-/// the written report then holds only those rows).
+/// `ARGS`: `evict` runs only the eviction rows, `publish` only the
+/// KV-event rows (quick loops while tuning; the written report then holds
+/// only those rows).
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let mut report =
         Report::new("radix", &["measure", "setting", "ours", "reference", "ratio", "unit"]);
+    if args.iter().any(|a| a == "publish") {
+        let bytes = compare::shared::read("traces/conversation_trace.jsonl.gz")?;
+        let trace = sim::parse_mooncake(&bytes, &TraceLimits::default())?;
+        let w = sim::mooncake_workload("mooncake conversation", &trace);
+        for (layout, off_thread) in
+            [(Layout::Map, false), (Layout::Map, true), (Layout::Array, false)]
+        {
+            publish_rows(&mut report, "mooncake conversation", &w, layout, off_thread)?;
+        }
+        report.note(format!("machine: {}", compare::report::machine()));
+        report.finish()?;
+        return Ok(());
+    }
     eviction(&mut report)?;
     if args.iter().any(|a| a == "evict") {
         report.finish()?;
         return Ok(());
     }
-    let shared = sim::workload::shared_prefix(&sim::SharedPrefix::default());
+    let limits = WorkloadLimits::default();
+    let shared = sim::workload::shared_prefix(&sim::SharedPrefix::default(), &limits)?;
     workload_rows(&mut report, "shared-prefix 64x16", &shared, &[32_768, 131_072, 524_288])?;
     match compare::shared::read("traces/conversation_trace.jsonl.gz") {
         Ok(bytes) => {
             let trace = sim::parse_mooncake(&bytes, &TraceLimits::default())?;
             let w = sim::mooncake_workload("mooncake conversation", &trace);
             workload_rows(&mut report, "mooncake conversation", &w, &[1 << 20, 1 << 22, 1 << 24])?;
+            for (layout, off_thread) in
+                [(Layout::Map, false), (Layout::Map, true), (Layout::Array, false)]
+            {
+                publish_rows(&mut report, "mooncake conversation", &w, layout, off_thread)?;
+            }
         }
         Err(e) => report.note(format!("SKIPPED Mooncake rows: {e}")),
     }
     // Lengths that are not multiples of 16: the block cache loses the tails.
-    let odd = sim::workload::shared_prefix(&sim::SharedPrefix {
-        system_len: 2000,
-        question_len: 100,
-        ..sim::SharedPrefix::default()
-    });
+    let odd = sim::workload::shared_prefix(
+        &sim::SharedPrefix { system_len: 2000, question_len: 100, ..sim::SharedPrefix::default() },
+        &limits,
+    )?;
     workload_rows(&mut report, "shared-prefix 64x16, 2000+100", &odd, &[32_768, 131_072])?;
-    let chat = sim::workload::chat(&sim::Chat::default());
+    let chat = sim::workload::chat(&sim::Chat::default(), &limits)?;
     workload_rows(&mut report, "chat 64x8 (prompts only)", &chat, &[65_536, 262_144])?;
     scheduler_rows(&mut report, &shared);
     report.note(format!("machine: {}", compare::report::machine()));
@@ -82,7 +108,7 @@ fn row(
 /// 8-token prefix. With `shuffle`, every leaf is then touched in a random
 /// order, so the eviction order is unrelated to the memory layout.
 fn build(policy: EvictionPolicy, leaves: usize, shuffle: bool) -> Result<RadixCache<u32>> {
-    let mut cache = RadixCache::with_config(CacheConfig { policy, ..CacheConfig::default() })?;
+    let mut cache = RadixCache::with_config(CacheConfig::default().with_policy(policy))?;
     let mut seqs = Vec::with_capacity(leaves);
     for i in 0..leaves as u32 {
         let g = i / 1000;
@@ -234,22 +260,16 @@ fn random_hop_ns(n: usize) -> f64 {
 }
 
 fn fcfs_one_at_a_time(capacity: Option<usize>, timing: bool) -> SimConfig {
-    SimConfig {
-        capacity,
-        cache: CacheConfig::default(),
-        scheduler: SchedulerConfig {
-            policy: SchedulePolicy::Fcfs,
-            in_batch_sharing: None,
-            lpm_fcfs_above: None,
-        },
-        window: 1,
-        batch: 1,
-        cache_output: false,
-        leave_last_token: false,
-        timing,
-        audit: false,
-        compute_bound: false,
-    }
+    SimConfig::default()
+        .with_capacity(capacity)
+        .with_scheduler(SchedulerConfig::default().with_policy(SchedulePolicy::Fcfs))
+        .with_window(1)
+        .with_batch(1)
+        .with_cache_output(false)
+        .with_leave_last_token(false)
+        .with_timing(timing)
+        .with_audit(false)
+        .with_compute_bound(false)
 }
 
 fn workload_rows(
@@ -385,6 +405,139 @@ fn throughput_rows(report: &mut Report, name: &str, ours: &SimReport, reference:
     row(report, "memory/cached token", name, per_token, Some(reference.bytes_per_token), "bytes");
 }
 
+/// The KV-event publisher on `w`, one request at a time (FCFS), with a
+/// capacity that forces evictions (removal events too): every step's events
+/// are encoded and handed to a ZeroMQ publisher (PUB on loopback, replay
+/// service on), timed on the engine's thread, against the same run's insert
+/// time (events on, so the insert time includes hashing the blocks) and
+/// against a run without events (what hashing costs). With `off_thread`,
+/// the events go to the publisher's I/O thread, which encodes them
+/// (`publish_events`, what `cache-sim --publish` does); otherwise the engine
+/// thread encodes (`encode_batch` + `publish_encoded`).
+fn publish_rows(
+    report: &mut Report,
+    name: &str,
+    w: &Workload,
+    layout: Layout,
+    off_thread: bool,
+) -> Result<()> {
+    const BLOCK: usize = 16;
+    let capacity = Some(1 << 22);
+    let plain = sim::simulate(w, &fcfs_one_at_a_time(capacity, true))?;
+    let events = EventConfig::default().with_block_size(BLOCK);
+    let base = fcfs_one_at_a_time(capacity, true);
+    let config = base.clone().with_cache(base.cache.clone().with_events(Some(events)));
+    let wire = WireConfig::default().with_layout(layout);
+    let publisher = PublisherConfig::new("tcp://127.0.0.1:0")
+        .with_replay_endpoint(Some("tcp://127.0.0.1:0".into()))
+        .with_topic("kv@bench@mooncake")
+        // Off the engine thread, a queue that holds the whole run: the
+        // engine thread's cost is then the hand-off alone, not waiting for
+        // an I/O thread that a loaded machine starves.
+        .with_queue(if off_thread { 1 << 14 } else { 1024 })
+        .with_wire(wire.clone());
+    let mut publisher = Publisher::bind(publisher)?;
+    let (mut encode_ns, mut publish_ns, mut batches, mut bytes) = (0u128, 0u128, 0u64, 0u64);
+    let (mut n_events, mut stored_blocks, mut removed_blocks) = (0u64, 0u64, 0u64);
+    let mut checked = 0;
+    let with_events = sim::simulate_observed(w, &config, |step| {
+        if step.events.is_empty() {
+            return Ok(());
+        }
+        if off_thread {
+            let events = step.events.to_vec();
+            let start = Instant::now();
+            publisher.publish_events(batches as f64, events)?;
+            publish_ns += start.elapsed().as_nanos();
+        }
+        // Encoded here in both modes: timed (and published) only when the
+        // engine thread encodes; off the thread it gives the byte counts.
+        let start = Instant::now();
+        let mut payload = Vec::new();
+        encode_batch(&wire, batches as f64, step.events, &mut payload);
+        encode_ns += start.elapsed().as_nanos();
+        let len = payload.len() as u64;
+        // Every 64th payload is decoded back (outside the timed part).
+        let copy = (batches % 64 == 0).then(|| payload.clone());
+        if !off_thread {
+            publisher.publish_encoded(payload)?;
+            publish_ns += start.elapsed().as_nanos();
+        }
+        if let Some(copy) = copy {
+            let batch = decode_batch(&copy)?;
+            if batch.events != step.events || batch.layout != Some(layout) {
+                return Err("a published batch does not decode to its events".into());
+            }
+            checked += 1;
+        }
+        batches += 1;
+        bytes += len;
+        n_events += step.events.len() as u64;
+        for e in step.events {
+            match e {
+                CacheEvent::BlockStored { block_hashes, .. } => {
+                    stored_blocks += block_hashes.len() as u64
+                }
+                CacheEvent::BlockRemoved { block_hashes } => {
+                    removed_blocks += block_hashes.len() as u64
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    })?;
+    let stats = publisher.close()?;
+    ensure!(stats.batches == batches && stats.bytes == bytes, "{stats:?}");
+    ensure!(checked > 0 && removed_blocks > 0, "no evictions: the capacity is too large");
+    ensure!(with_events.hit_tokens == plain.hit_tokens, "events changed the simulation");
+    let insert_ns = with_events.insert.total_ns as f64;
+    let share = publish_ns as f64 / insert_ns;
+    let mode =
+        if off_thread { "encoded on the I/O thread" } else { "encoded on the engine thread" };
+    let setting = format!("{name}, {layout:?} layout, {BLOCK}-token blocks, {mode}");
+    let secs = encode_ns as f64 / 1e9;
+    row(report, "kv events encoded/s", &setting, n_events as f64 / secs, None, "events/s");
+    let blocks = (stored_blocks + removed_blocks) as f64;
+    row(report, "kv blocks encoded/s", &setting, blocks / secs, None, "blocks/s");
+    row(
+        report,
+        "kv bytes/stored block",
+        &setting,
+        bytes as f64 / stored_blocks as f64,
+        None,
+        "bytes",
+    );
+    let encode_share = encode_ns as f64 / insert_ns;
+    row(report, "kv encode / insert time", &setting, encode_share, None, "x");
+    let what = if off_thread { "hand-off" } else { "encode + hand-off" };
+    row(
+        report,
+        "kv publish (engine thread) / insert time",
+        &format!("{setting}, {what} (bar <= 0.2)"),
+        share,
+        None,
+        "x",
+    );
+    row(
+        report,
+        "insert time, events on / off",
+        &setting,
+        insert_ns / plain.insert.total_ns as f64,
+        None,
+        "x",
+    );
+    if share > 0.2 {
+        report.note(format!("{setting}: publishing costs {share:.3} of insert time (bar 0.2)"));
+    }
+    report.note(format!(
+        "kv events ({layout:?}): {batches} batches, {n_events} events, {stored_blocks} blocks \
+         stored, {removed_blocks} removed, {bytes} bytes; publish time = encoding plus the \
+         hand-off to the publisher's I/O thread (which waits while its queue of 1024 batches \
+         is full), on the engine thread; insert time with events on (it hashes the blocks)"
+    ));
+    Ok(())
+}
+
 fn scheduler_rows(report: &mut Report, w: &Workload) {
     // A warm cache holding half the groups, then queues of growing length.
     let mut cache: RadixCache<()> = RadixCache::new();
@@ -412,7 +565,7 @@ fn scheduler_rows(report: &mut Report, w: &Workload) {
             ("lpm+in-batch", SchedulePolicy::LongestPrefixMatch, Some(InBatchSharing::default())),
         ] {
             let config =
-                SchedulerConfig { policy, in_batch_sharing: sharing, lpm_fcfs_above: None };
+                SchedulerConfig::default().with_policy(policy).with_in_batch_sharing(sharing);
             let start = Instant::now();
             let s = schedule(&cache, &queue, &config);
             let ns = start.elapsed().as_nanos() as f64;

@@ -63,8 +63,11 @@ proptest! {
     ) {
         let b = b * page;
         let key = if keyed { [7, 11] } else { [0, 0] };
-        let events = EventConfig { block_size: b, hash_key: keyed.then_some(key) };
-        let config = CacheConfig { page_size: page, policy: EvictionPolicy::Lru, events: Some(events) };
+        let events = EventConfig::default().with_block_size(b).with_hash_key(keyed.then_some(key));
+        let config = CacheConfig::default()
+            .with_page_size(page)
+            .with_policy(EvictionPolicy::Lru)
+            .with_events(Some(events));
         let mut cache: RadixCache<u32> = RadixCache::with_config(config).unwrap();
         let mut router = HashSet::new();
         let mut inserted: Vec<(Namespace, Vec<u32>)> = Vec::new();
@@ -97,8 +100,8 @@ proptest! {
 
 #[test]
 fn splits_emit_nothing_and_reset_clears() {
-    let events = EventConfig { block_size: 2, hash_key: None };
-    let config = CacheConfig { events: Some(events), ..CacheConfig::default() };
+    let events = EventConfig::default().with_block_size(2);
+    let config = CacheConfig::default().with_events(Some(events));
     let mut cache: RadixCache<u32> = RadixCache::with_config(config).unwrap();
     cache.insert(&[1, 2, 3, 4, 5], &[0; 5]).unwrap();
     let stored: Vec<CacheEvent> = cache.drain_events().collect();

@@ -5,9 +5,5 @@ extern crate structgen_radix_cache as radix_cache;
 
 mod events;
 mod model;
-mod mooncake;
 mod sched;
-mod sim;
 mod unit;
-
-pub(crate) use testkit::data_dir_or_skip as shared_data_or_skip;

@@ -89,7 +89,7 @@ impl Model {
 }
 
 fn run(ops: Vec<Op>, page: usize, policy: EvictionPolicy) -> Result<(), TestCaseError> {
-    let config = CacheConfig { page_size: page, policy, events: None };
+    let config = CacheConfig::default().with_page_size(page).with_policy(policy);
     let mut cache: RadixCache<u32> = RadixCache::with_config(config).unwrap();
     let mut m = Model::default();
     for op in ops {

@@ -10,7 +10,7 @@ fn waiting(seqs: &[Vec<u32>]) -> Vec<Waiting<'_>> {
 }
 
 fn config(policy: SchedulePolicy) -> SchedulerConfig {
-    SchedulerConfig { policy, in_batch_sharing: None, lpm_fcfs_above: None }
+    SchedulerConfig::default().with_policy(policy)
 }
 
 #[test]
@@ -27,8 +27,7 @@ fn longest_prefix_match_orders_by_cached_length_and_never_cuts_off() {
     let s = schedule(&cache, &waiting(&many), &config(SchedulePolicy::LongestPrefixMatch));
     assert_eq!(s.order[0], 4);
     assert!(!s.fell_back_to_fcfs);
-    let cfg =
-        SchedulerConfig { lpm_fcfs_above: Some(128), ..config(SchedulePolicy::LongestPrefixMatch) };
+    let cfg = config(SchedulePolicy::LongestPrefixMatch).with_lpm_fcfs_above(Some(128));
     let s = schedule(&cache, &waiting(&many), &cfg);
     assert!(s.fell_back_to_fcfs);
     assert_eq!(s.order, (0..1000).collect::<Vec<_>>());
@@ -65,10 +64,7 @@ fn in_batch_sharing_defers_requests_that_can_wait_for_a_shared_prefix() {
     let mut b = long.clone();
     b.push(2000);
     let seqs = vec![a, vec![7, 7, 7], b];
-    let cfg = SchedulerConfig {
-        in_batch_sharing: Some(InBatchSharing::default()),
-        ..config(SchedulePolicy::Fcfs)
-    };
+    let cfg = config(SchedulePolicy::Fcfs).with_in_batch_sharing(Some(InBatchSharing::default()));
     let s = schedule(&cache, &waiting(&seqs), &cfg);
     assert_eq!(s.order, vec![0, 1, 2]);
     assert_eq!(s.deferred, 1);

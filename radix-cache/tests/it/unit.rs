@@ -3,7 +3,8 @@
 use radix_cache::{CacheConfig, Error, EvictionPolicy, Namespace, RadixCache};
 
 fn cache(policy: EvictionPolicy, page_size: usize) -> RadixCache<u32> {
-    RadixCache::with_config(CacheConfig { page_size, policy, events: None }).unwrap()
+    RadixCache::with_config(CacheConfig::default().with_page_size(page_size).with_policy(policy))
+        .unwrap()
 }
 
 #[test]
@@ -19,8 +20,7 @@ fn misuse_is_a_typed_error() {
     assert_eq!(c.evict(100), vec![10, 11, 12]);
     assert_eq!(c.lock(&m.handle), Err(Error::StaleHandle));
     assert_eq!(c.touch(&m.handle), Err(Error::StaleHandle));
-    let bad =
-        RadixCache::<u32>::with_config(CacheConfig { page_size: 0, ..CacheConfig::default() });
+    let bad = RadixCache::<u32>::with_config(CacheConfig::default().with_page_size(0));
     assert!(matches!(bad, Err(Error::Config { .. })));
     // A reset invalidates handles and locks.
     c.insert(&[5, 6], &[1, 2]).unwrap();

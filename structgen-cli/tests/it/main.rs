@@ -1,8 +1,7 @@
-//! Integration tests of the `structgen` binary.
-//!
-//! One test binary with a module per area keeps link time down.
+//! Integration tests of `structgen-cli`, one binary with a module per
+//! concern.
 
-mod cache_sim;
-mod cli;
-mod harness;
-mod tokenize;
+mod cache_sim_cli;
+mod kv_subscriber;
+mod mooncake;
+mod sim;

@@ -11,8 +11,8 @@
 use std::hash::Hasher;
 use std::time::Instant;
 
-use radix_cache::sim::Workload;
 use rustc_hash::{FxHashMap, FxHasher};
+use structgen_cli::cache_sim::Workload;
 
 const NONE: u32 = u32::MAX;
 

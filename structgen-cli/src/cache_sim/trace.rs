@@ -2,16 +2,17 @@
 //! `output_length` and `hash_ids`, each hash id a 512-token prefix block.
 //!
 //! The reader takes bytes (the caller reads and decompresses the file) and
-//! checks every line: a malformed one is a [`TraceError`] with its line
-//! number. Token ids are synthesized from the block ids on demand
+//! checks every line: a malformed one, or one that takes the trace past a
+//! [`TraceLimits`] limit, is a [`TraceError`] with its line number. Token ids are synthesized from the block ids on demand
 //! ([`Prompt::Blocks`]): block `h` stands for tokens `h * 512 + j`.
 
+use std::collections::HashSet;
 use std::fmt;
 
+use radix_cache::Namespace;
 use serde::Deserialize;
 
 use super::workload::{Prompt, SimRequest, Workload};
-use crate::Namespace;
 
 /// Tokens per hash block in the Mooncake traces.
 pub const MOONCAKE_BLOCK: u32 = 512;
@@ -43,18 +44,48 @@ impl fmt::Display for TraceError {
 
 impl std::error::Error for TraceError {}
 
-/// Limits against hostile traces.
+/// Limits against hostile traces: `TraceLimits::default()`, then the
+/// `with_*` setters.
+///
+/// The defaults admit both Mooncake traces (the conversation trace holds
+/// 12,031 requests and 144.8M prompt tokens, its longest prompt 126,195
+/// tokens) with room to spare, and stop a trace whose simulation would need
+/// gigabytes: a simulated token costs 8 bytes in the cache (token and KV
+/// slot) and 4 more while its request waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TraceLimits {
-    /// The longest prompt accepted, in tokens.
+    /// The longest prompt accepted, in tokens (default 2^21).
     pub max_input_length: usize,
-    /// The most requests accepted.
+    /// The most requests accepted (default 2^22).
     pub max_requests: usize,
+    /// The most prompt tokens over the whole trace (default 2^28).
+    pub max_total_tokens: u64,
 }
 
 impl Default for TraceLimits {
     fn default() -> TraceLimits {
-        TraceLimits { max_input_length: 1 << 21, max_requests: 1 << 22 }
+        TraceLimits { max_input_length: 1 << 21, max_requests: 1 << 22, max_total_tokens: 1 << 28 }
+    }
+}
+
+impl TraceLimits {
+    /// Sets [`max_input_length`](Self::max_input_length).
+    pub fn with_max_input_length(mut self, tokens: usize) -> TraceLimits {
+        self.max_input_length = tokens;
+        self
+    }
+
+    /// Sets [`max_requests`](Self::max_requests).
+    pub fn with_max_requests(mut self, requests: usize) -> TraceLimits {
+        self.max_requests = requests;
+        self
+    }
+
+    /// Sets [`max_total_tokens`](Self::max_total_tokens).
+    pub fn with_max_total_tokens(mut self, tokens: u64) -> TraceLimits {
+        self.max_total_tokens = tokens;
+        self
     }
 }
 
@@ -75,6 +106,7 @@ pub struct TraceRequest {
 /// timestamp order (stable for equal timestamps).
 pub fn parse_mooncake(bytes: &[u8], limits: &TraceLimits) -> Result<Vec<TraceRequest>, TraceError> {
     let mut out = Vec::new();
+    let mut total = 0u64;
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line_no = i + 1;
         let err = |message: String| TraceError { line: line_no, message };
@@ -84,8 +116,16 @@ pub fn parse_mooncake(bytes: &[u8], limits: &TraceLimits) -> Result<Vec<TraceReq
         let r: TraceRequest = serde_json::from_slice(line).map_err(|e| err(e.to_string()))?;
         if r.input_length > limits.max_input_length {
             return Err(err(format!(
-                "input_length {} exceeds the limit of {}",
+                "input_length {} exceeds the limit max_input_length = {}",
                 r.input_length, limits.max_input_length
+            )));
+        }
+        total = total.saturating_add(r.input_length as u64);
+        if total > limits.max_total_tokens {
+            return Err(err(format!(
+                "the trace's prompts reach {total} tokens here, over the limit \
+                 max_total_tokens = {}",
+                limits.max_total_tokens
             )));
         }
         let blocks = r.input_length.div_ceil(MOONCAKE_BLOCK as usize);
@@ -101,7 +141,10 @@ pub fn parse_mooncake(bytes: &[u8], limits: &TraceLimits) -> Result<Vec<TraceReq
             return Err(err(format!("hash id {id} is too large (limit {max_id})")));
         }
         if out.len() == limits.max_requests {
-            return Err(err(format!("more than {} requests", limits.max_requests)));
+            return Err(err(format!(
+                "more requests than the limit max_requests = {}",
+                limits.max_requests
+            )));
         }
         out.push(r);
     }
@@ -134,7 +177,7 @@ pub fn mooncake_workload(name: &str, trace: &[TraceRequest]) -> Workload {
 /// block ids alone: the prompt tokens lying in leading blocks already seen
 /// in an earlier request. Returns `(hit tokens, prompt tokens)`.
 pub fn block_bound(trace: &[TraceRequest]) -> (u64, u64) {
-    let mut seen = rustc_hash::FxHashSet::default();
+    let mut seen = HashSet::new();
     let (mut hits, mut total) = (0u64, 0u64);
     let block = MOONCAKE_BLOCK as usize;
     for r in trace {
@@ -171,7 +214,11 @@ mod tests {
         assert_eq!(e.line(), 3);
         let e = parse_mooncake(b"[1, 2]", &TraceLimits::default()).unwrap_err();
         assert_eq!(e.line(), 1);
-        let limits = TraceLimits { max_input_length: 100, ..TraceLimits::default() };
+        let limits = TraceLimits::default().with_max_input_length(100);
         assert_eq!(parse_mooncake(ok, &limits).unwrap_err().line(), 1);
+        let limits = TraceLimits::default().with_max_total_tokens(605);
+        let e = parse_mooncake(ok, &limits).unwrap_err();
+        assert_eq!(e.line(), 3);
+        assert!(e.message().contains("max_total_tokens = 605"), "{e}");
     }
 }

@@ -4,10 +4,11 @@ use std::collections::HashSet;
 
 use proptest::prelude::*;
 use radix_cache::sched::{SchedulePolicy, SchedulerConfig};
-use radix_cache::sim::{
-    self, Chat, FewShot, Prompt, SharedPrefix, SimConfig, SimRequest, TreeOfThought, Workload,
-};
 use radix_cache::{CacheConfig, EvictionPolicy, Namespace};
+use structgen_cli::cache_sim::{
+    self as sim, Chat, FewShot, Prompt, SharedPrefix, SimConfig, SimRequest, TreeOfThought,
+    Workload, WorkloadLimits,
+};
 
 fn batch_workload(prompts: Vec<Vec<u32>>) -> Workload {
     let requests = prompts
@@ -35,16 +36,14 @@ fn tree_tokens(prompts: &[Vec<u32>]) -> usize {
 }
 
 fn offline(policy: SchedulePolicy, capacity: usize, n: usize) -> SimConfig {
-    SimConfig {
-        capacity: Some(capacity),
-        scheduler: SchedulerConfig { policy, in_batch_sharing: None, lpm_fcfs_above: None },
-        window: n,
-        batch: 1,
-        cache_output: false,
-        timing: false,
-        audit: true,
-        ..SimConfig::default()
-    }
+    SimConfig::default()
+        .with_capacity(Some(capacity))
+        .with_scheduler(SchedulerConfig::default().with_policy(policy))
+        .with_window(n)
+        .with_batch(1)
+        .with_cache_output(false)
+        .with_timing(false)
+        .with_audit(true)
 }
 
 /// Prompts built from a few segments per level, so they share prefixes.
@@ -113,27 +112,32 @@ fn fcfs_falls_short_where_dfs_is_optimal() {
 
 #[test]
 fn every_workload_runs_audited_under_every_policy() {
+    let limits = WorkloadLimits::default();
     let workloads = [
-        sim::workload::shared_prefix(&SharedPrefix {
-            groups: 6,
-            prompts_per_group: 5,
-            system_len: 200,
-            question_len: 20,
-            output_len: 10,
-            ..SharedPrefix::default()
-        }),
-        sim::workload::chat(&Chat { conversations: 5, turns: 4, ..Chat::default() }),
-        sim::workload::few_shot(&FewShot {
-            families: 2,
-            tasks_per_family: 2,
-            questions: 4,
-            ..FewShot::default()
-        }),
-        sim::workload::tree_of_thought(&TreeOfThought {
-            problems: 2,
-            depth: 3,
-            ..TreeOfThought::default()
-        }),
+        sim::workload::shared_prefix(
+            &SharedPrefix {
+                groups: 6,
+                prompts_per_group: 5,
+                system_len: 200,
+                question_len: 20,
+                output_len: 10,
+                ..SharedPrefix::default()
+            },
+            &limits,
+        )
+        .unwrap(),
+        sim::workload::chat(&Chat { conversations: 5, turns: 4, ..Chat::default() }, &limits)
+            .unwrap(),
+        sim::workload::few_shot(
+            &FewShot { families: 2, tasks_per_family: 2, questions: 4, ..FewShot::default() },
+            &limits,
+        )
+        .unwrap(),
+        sim::workload::tree_of_thought(
+            &TreeOfThought { problems: 2, depth: 3, ..TreeOfThought::default() },
+            &limits,
+        )
+        .unwrap(),
     ];
     for w in &workloads {
         for policy in [
@@ -143,14 +147,12 @@ fn every_workload_runs_audited_under_every_policy() {
             EvictionPolicy::Priority,
         ] {
             for capacity in [None, Some(1500)] {
-                let config = SimConfig {
-                    capacity,
-                    cache: CacheConfig { page_size: 2, policy, events: None },
-                    audit: true,
-                    window: 16,
-                    batch: 4,
-                    ..SimConfig::default()
-                };
+                let config = SimConfig::default()
+                    .with_capacity(capacity)
+                    .with_cache(CacheConfig::default().with_page_size(2).with_policy(policy))
+                    .with_audit(true)
+                    .with_window(16)
+                    .with_batch(4);
                 let r = sim::simulate(w, &config).unwrap();
                 assert!(r.hit_rate > 0.0 && r.hit_rate <= 1.0, "{}: {r:?}", w.name);
                 assert!(r.peak_tokens <= capacity.unwrap_or(usize::MAX));
@@ -165,21 +167,17 @@ fn every_workload_runs_audited_under_every_policy() {
     }
     // Caching outputs is what makes later chat turns hit.
     let chat = &workloads[1];
-    let with = sim::simulate(chat, &SimConfig { timing: false, ..SimConfig::default() }).unwrap();
-    let without = sim::simulate(
-        chat,
-        &SimConfig { cache_output: false, timing: false, ..SimConfig::default() },
-    )
-    .unwrap();
+    let with = sim::simulate(chat, &SimConfig::default().with_timing(false)).unwrap();
+    let without =
+        sim::simulate(chat, &SimConfig::default().with_cache_output(false).with_timing(false))
+            .unwrap();
     assert!(with.hit_rate > without.hit_rate);
     // Unlimited capacity, one at a time, in arrival order: exactly the bound.
-    let config = SimConfig {
-        window: 1,
-        batch: 1,
-        scheduler: SchedulerConfig { policy: SchedulePolicy::Fcfs, ..SchedulerConfig::default() },
-        timing: false,
-        ..SimConfig::default()
-    };
+    let config = SimConfig::default()
+        .with_window(1)
+        .with_batch(1)
+        .with_scheduler(SchedulerConfig::default().with_policy(SchedulePolicy::Fcfs))
+        .with_timing(false);
     for w in &workloads {
         let r = sim::simulate(w, &config).unwrap();
         assert_eq!(r.hit_rate, r.bound, "{}", w.name);

@@ -1,8 +1,122 @@
 //! Generated workloads: shared prefix, multi-turn chat, few-shot, tree of
 //! thought. Token ids are drawn from a seeded generator, so a workload is a
 //! pure function of its parameters.
+//!
+//! Every generator first computes, with checked arithmetic, how many
+//! requests and tokens its parameters ask for, and refuses them
+//! ([`WorkloadError`]) past the [`WorkloadLimits`] before allocating
+//! anything: `--groups 1e9` or `--system-len 1e12` is an error naming the
+//! limit, not an abort on memory.
 
-use crate::Namespace;
+use std::fmt;
+
+use radix_cache::Namespace;
+
+/// Limits on what a generator may materialize: `WorkloadLimits::default()`,
+/// then the `with_*` setters. The defaults are those of
+/// [`TraceLimits`](super::trace::TraceLimits): 2^22 requests, 2^28 tokens
+/// (prompts and outputs, about 1 GiB of token ids).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorkloadLimits {
+    /// The most requests (default 2^22).
+    pub max_requests: u64,
+    /// The most tokens over all prompts and outputs (default 2^28).
+    pub max_total_tokens: u64,
+}
+
+impl Default for WorkloadLimits {
+    fn default() -> WorkloadLimits {
+        WorkloadLimits { max_requests: 1 << 22, max_total_tokens: 1 << 28 }
+    }
+}
+
+impl WorkloadLimits {
+    /// Sets [`max_requests`](Self::max_requests).
+    pub fn with_max_requests(mut self, requests: u64) -> WorkloadLimits {
+        self.max_requests = requests;
+        self
+    }
+
+    /// Sets [`max_total_tokens`](Self::max_total_tokens).
+    pub fn with_max_total_tokens(mut self, tokens: u64) -> WorkloadLimits {
+        self.max_total_tokens = tokens;
+        self
+    }
+}
+
+/// Generator parameters that cannot be honoured.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum WorkloadError {
+    /// The workload would exceed a limit (`None` needed: more than `u64`
+    /// holds).
+    Limit {
+        /// The workload's name (`shared-prefix`, `chat`, ...).
+        workload: &'static str,
+        /// The limit's name (`max_requests`, `max_total_tokens`).
+        limit: &'static str,
+        /// The limit's value.
+        value: u64,
+        /// What the parameters ask for, when it fits in a `u64`.
+        needed: Option<u64>,
+    },
+    /// The Zipf exponent of the group sizes is not a finite number `>= 0`.
+    Zipf(f64),
+}
+
+impl fmt::Display for WorkloadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorkloadError::Limit { workload, limit, value, needed } => {
+                let what = if *limit == "max_requests" { "requests" } else { "tokens" };
+                match needed {
+                    Some(n) => write!(f, "the {workload} workload needs {n} {what}")?,
+                    None => write!(f, "the {workload} workload needs more than 2^64 {what}")?,
+                }
+                write!(f, ", over the limit {limit} = {value}")
+            }
+            WorkloadError::Zipf(s) => {
+                write!(f, "the Zipf exponent must be a finite number >= 0, got {s}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for WorkloadError {}
+
+/// Checks `requests` and `tokens` (`None`: overflowed) against `limits`.
+fn check(
+    workload: &'static str,
+    requests: Option<u64>,
+    tokens: Option<u64>,
+    limits: &WorkloadLimits,
+) -> Result<(), WorkloadError> {
+    for (limit, value, needed) in [
+        ("max_requests", limits.max_requests, requests),
+        ("max_total_tokens", limits.max_total_tokens, tokens),
+    ] {
+        if needed.is_none_or(|n| n > value) {
+            return Err(WorkloadError::Limit { workload, limit, value, needed });
+        }
+    }
+    Ok(())
+}
+
+/// `a * b`, `None` on overflow (or when either is `None`).
+fn mul(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    a?.checked_mul(b?)
+}
+
+/// `a + b`, `None` on overflow (or when either is `None`).
+fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    a?.checked_add(b?)
+}
+
+/// A parameter as a `u64` (`usize` is at most 64 bits on every target).
+fn n(x: usize) -> Option<u64> {
+    Some(x as u64)
+}
 
 /// A prompt: explicit tokens, or Mooncake-style block ids expanded on demand
 /// (block id `h` stands for the tokens `h * block + j`, `j < block`).
@@ -63,7 +177,7 @@ pub struct SimRequest {
     /// A request that must finish before this one arrives (the previous
     /// turn of a conversation, the parent thought).
     pub after: Option<usize>,
-    /// Its priority (for [`EvictionPolicy::Priority`](crate::EvictionPolicy)).
+    /// Its priority (for [`EvictionPolicy::Priority`](radix_cache::EvictionPolicy)).
     pub priority: i32,
 }
 
@@ -186,7 +300,18 @@ fn sizes(groups: usize, per_group: usize, sizes: GroupSizes) -> Vec<usize> {
 }
 
 /// Generates the shared-prefix workload; requests arrive shuffled.
-pub fn shared_prefix(p: &SharedPrefix) -> Workload {
+pub fn shared_prefix(p: &SharedPrefix, limits: &WorkloadLimits) -> Result<Workload, WorkloadError> {
+    if let GroupSizes::Zipf(s) = p.sizes
+        && !(s.is_finite() && s >= 0.0)
+    {
+        return Err(WorkloadError::Zipf(s));
+    }
+    // Requests, and the groups themselves (each one a system prompt and a
+    // size, even when empty).
+    let requests = mul(n(p.groups), n(p.prompts_per_group)).map(|r| r.max(p.groups as u64));
+    let per_request = add(add(n(p.system_len), n(p.question_len)), n(p.output_len));
+    let tokens = add(mul(requests, per_request), mul(n(p.groups), n(p.system_len)));
+    check("shared-prefix", requests, tokens, limits)?;
     let mut rng = SplitMix::new(p.seed);
     let mut requests = Vec::new();
     for (g, n) in sizes(p.groups, p.prompts_per_group, p.sizes).into_iter().enumerate() {
@@ -204,7 +329,7 @@ pub fn shared_prefix(p: &SharedPrefix) -> Workload {
         }
     }
     rng.shuffle(&mut requests);
-    Workload { name: format!("shared-prefix {}x{}", p.groups, p.prompts_per_group), requests }
+    Ok(Workload { name: format!("shared-prefix {}x{}", p.groups, p.prompts_per_group), requests })
 }
 
 /// Multi-turn chat: each turn's prompt is the previous prompt, the previous
@@ -240,7 +365,19 @@ impl Default for Chat {
 
 /// Generates the chat workload: turn `t` of every conversation (in a
 /// shuffled order) before turn `t + 1` of any.
-pub fn chat(p: &Chat) -> Workload {
+pub fn chat(p: &Chat, limits: &WorkloadLimits) -> Result<Workload, WorkloadError> {
+    let turns = n(p.turns);
+    let requests = mul(n(p.conversations), turns).map(|r| r.max(p.conversations as u64));
+    // Per conversation: the prompts (turn t holds the system prompt, t + 1
+    // user messages and t answers), the answers, and the history.
+    let pairs = mul(turns, add(turns, Some(1))).map(|x| x / 2);
+    let prompts = add(
+        add(mul(turns, n(p.system_len)), mul(pairs, n(p.user_len))),
+        mul(pairs.and_then(|x| x.checked_sub(p.turns as u64)), n(p.output_len)),
+    );
+    let history = add(n(p.system_len), mul(turns, add(n(p.user_len), n(p.output_len))));
+    let per_conversation = add(add(prompts, mul(turns, n(p.output_len))), history);
+    check("chat", requests, mul(n(p.conversations), per_conversation), limits)?;
     let mut rng = SplitMix::new(p.seed);
     let system = rng.tokens(p.system_len);
     let mut history: Vec<Vec<u32>> = vec![system; p.conversations];
@@ -263,7 +400,7 @@ pub fn chat(p: &Chat) -> Workload {
             history[c].extend(output);
         }
     }
-    Workload { name: format!("chat {}x{}", p.conversations, p.turns), requests }
+    Ok(Workload { name: format!("chat {}x{}", p.conversations, p.turns), requests })
 }
 
 /// Few-shot prompting: one instruction, then `shots` examples of which the
@@ -308,7 +445,13 @@ impl Default for FewShot {
 }
 
 /// Generates the few-shot workload; requests arrive shuffled.
-pub fn few_shot(p: &FewShot) -> Workload {
+pub fn few_shot(p: &FewShot, limits: &WorkloadLimits) -> Result<Workload, WorkloadError> {
+    let tasks = mul(n(p.families), n(p.tasks_per_family));
+    let requests = mul(tasks, n(p.questions)).zip(tasks).map(|(r, t)| r.max(t));
+    let prefix = add(n(p.instruction_len), mul(n(p.shots), n(p.example_len)));
+    let per_request = add(add(prefix, n(p.question_len)), n(p.output_len));
+    let tokens = add(mul(requests, per_request), mul(tasks, prefix));
+    check("few-shot", requests, tokens, limits)?;
     let mut rng = SplitMix::new(p.seed);
     let instruction = rng.tokens(p.instruction_len);
     let half = p.shots / 2;
@@ -333,10 +476,10 @@ pub fn few_shot(p: &FewShot) -> Workload {
         }
     }
     rng.shuffle(&mut requests);
-    Workload {
+    Ok(Workload {
         name: format!("few-shot {}x{}x{}", p.families, p.tasks_per_family, p.questions),
         requests,
-    }
+    })
 }
 
 /// Tree of thought: for each problem a complete `branching`-ary tree of
@@ -373,7 +516,31 @@ impl Default for TreeOfThought {
 
 /// Generates the tree-of-thought workload: level by level (breadth first),
 /// problems interleaved.
-pub fn tree_of_thought(p: &TreeOfThought) -> Workload {
+pub fn tree_of_thought(
+    p: &TreeOfThought,
+    limits: &WorkloadLimits,
+) -> Result<Workload, WorkloadError> {
+    // Level d holds branching^d thoughts per problem, each a request whose
+    // prompt is the problem and d - 1 thoughts, and a child prefix one
+    // thought longer. Stop counting once a limit is passed (a deep tree of
+    // branching 1 would otherwise loop for long).
+    let (mut requests, mut tokens) = (n(p.problems), mul(n(p.problems), n(p.problem_len)));
+    let mut width = Some(1u64);
+    for d in 0..p.depth as u64 {
+        width = mul(width, n(p.branching));
+        let level = mul(n(p.problems), width);
+        let prompt = add(n(p.problem_len), mul(Some(d), n(p.thought_len)));
+        let per_request = add(add(prompt, prompt), mul(Some(3), n(p.thought_len)));
+        requests = add(requests, level);
+        tokens = add(tokens, mul(level, per_request));
+        if requests.is_none_or(|r| r > limits.max_requests)
+            || tokens.is_none_or(|t| t > limits.max_total_tokens)
+            || width == Some(0)
+        {
+            break;
+        }
+    }
+    check("tree-of-thought", requests, tokens, limits)?;
     let mut rng = SplitMix::new(p.seed);
     // Per problem, the frontier: (request that produced the prefix, prefix).
     let mut frontier: Vec<Vec<(Option<usize>, Vec<u32>)>> =
@@ -402,10 +569,10 @@ pub fn tree_of_thought(p: &TreeOfThought) -> Workload {
         }
         frontier = next;
     }
-    Workload {
+    Ok(Workload {
         name: format!("tree-of-thought {}x{}^{}", p.problems, p.branching, p.depth),
         requests,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -423,21 +590,41 @@ mod tests {
 
     #[test]
     fn workloads_have_the_documented_shapes() {
-        let w = shared_prefix(&SharedPrefix::default());
+        let limits = WorkloadLimits::default();
+        let w = shared_prefix(&SharedPrefix::default(), &limits).unwrap();
         assert_eq!(w.requests.len(), 64 * 16);
         assert!(w.requests.iter().all(|r| r.prompt.len() == 2048 + 128 && r.output.len() == 256));
-        let c = chat(&Chat { conversations: 3, turns: 2, ..Chat::default() });
+        let c = chat(&Chat { conversations: 3, turns: 2, ..Chat::default() }, &limits).unwrap();
         assert_eq!(c.requests.len(), 6);
         let second = c.requests.iter().position(|r| r.after.is_some()).unwrap();
         assert!(second >= 3);
-        let t = tree_of_thought(&TreeOfThought {
-            problems: 2,
-            branching: 2,
-            depth: 3,
-            ..Default::default()
-        });
+        let t = tree_of_thought(
+            &TreeOfThought { problems: 2, branching: 2, depth: 3, ..Default::default() },
+            &limits,
+        )
+        .unwrap();
         assert_eq!(t.requests.len(), 2 * (2 + 4 + 8));
         assert!(t.requests.iter().all(|r| r.after.is_none_or(|a| a < t.requests.len())));
+    }
+
+    /// The counts the limits check are the counts the generators make.
+    #[test]
+    fn the_checked_counts_are_exact_enough() {
+        let tokens = |w: &Workload| {
+            w.requests.iter().map(|r| (r.prompt.len() + r.output.len()) as u64).sum::<u64>()
+        };
+        let chat_p = Chat { conversations: 3, turns: 4, ..Chat::default() };
+        let w = chat(&chat_p, &WorkloadLimits::default()).unwrap();
+        let need = tokens(&w);
+        // The history is counted on top, so the prompts and outputs alone fit.
+        let tight = WorkloadLimits::default().with_max_total_tokens(need - 1);
+        assert!(matches!(chat(&chat_p, &tight), Err(WorkloadError::Limit { .. })));
+        let tight = WorkloadLimits::default().with_max_requests(11);
+        assert!(matches!(chat(&chat_p, &tight), Err(WorkloadError::Limit { .. })));
+        let tree = TreeOfThought { problems: 2, branching: 3, depth: 3, ..Default::default() };
+        let w = tree_of_thought(&tree, &WorkloadLimits::default()).unwrap();
+        let tight = WorkloadLimits::default().with_max_total_tokens(tokens(&w) - 1);
+        assert!(tree_of_thought(&tree, &tight).is_err());
     }
 
     #[test]

@@ -3,11 +3,11 @@
 use std::io::Read;
 
 use radix_cache::sched::{SchedulePolicy, SchedulerConfig};
-use radix_cache::sim::{self, SimConfig, TraceLimits};
 use radix_cache::{Namespace, RadixCache};
+use structgen_cli::cache_sim::{self as sim, SimConfig, TraceLimits};
 
-fn read_trace(name: &str) -> Option<Vec<u8>> {
-    let dir = crate::shared_data_or_skip(&format!("Mooncake {name}"))?;
+pub(crate) fn read_trace(name: &str) -> Option<Vec<u8>> {
+    let dir = testkit::data_dir_or_skip(&format!("Mooncake {name}"))?;
     let raw = std::fs::read(dir.join("traces").join(name)).ok()?;
     let mut out = Vec::new();
     flate2::read::GzDecoder::new(raw.as_slice()).read_to_end(&mut out).ok()?;
@@ -36,15 +36,13 @@ fn conversation_trace_reaches_the_block_bound() {
     assert!(rate > 0.3 && rate < 0.9, "{rate}");
     // The simulator agrees on a prefix of the trace, audited.
     let head = sim::mooncake_workload("head", &trace[..800]);
-    let config = SimConfig {
-        window: 1,
-        batch: 1,
-        cache_output: false,
-        timing: false,
-        audit: true,
-        scheduler: SchedulerConfig { policy: SchedulePolicy::Fcfs, ..SchedulerConfig::default() },
-        ..SimConfig::default()
-    };
+    let config = SimConfig::default()
+        .with_window(1)
+        .with_batch(1)
+        .with_cache_output(false)
+        .with_timing(false)
+        .with_audit(true)
+        .with_scheduler(SchedulerConfig::default().with_policy(SchedulePolicy::Fcfs));
     let r = sim::simulate(&head, &config).unwrap();
     assert_eq!(r.hit_tokens, sim::block_bound(&trace[..800]).0);
     assert_eq!(r.hit_rate, r.bound);
@@ -57,13 +55,11 @@ fn synthetic_trace_parses_and_is_consistent() {
     assert_eq!(trace.len(), 3993);
     assert!(trace.windows(2).all(|w| w[0].timestamp <= w[1].timestamp));
     let head = sim::mooncake_workload("head", &trace[..300]);
-    let config = SimConfig {
-        capacity: Some(200_000),
-        cache_output: false,
-        timing: false,
-        audit: true,
-        ..SimConfig::default()
-    };
+    let config = SimConfig::default()
+        .with_capacity(Some(200_000))
+        .with_cache_output(false)
+        .with_timing(false)
+        .with_audit(true);
     let r = sim::simulate(&head, &config).unwrap();
     // Prompts only: every distinct token misses at least once, in any order.
     assert!(r.hit_rate > 0.0 && r.hit_rate <= r.bound + 1e-12, "{} > {}", r.hit_rate, r.bound);

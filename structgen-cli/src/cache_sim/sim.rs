@@ -1,7 +1,8 @@
 //! The trace simulator behind `structgen cache-sim`: replay a [`Workload`]
 //! through a [`RadixCache`] of a given capacity with a scheduler, and report
 //! the token hit rate, its infinite-capacity bound, evictions, and the
-//! latency of every cache operation.
+//! latency of every cache operation; [`simulate_observed`] also hands the
+//! cache's KV-cache events of every step to a caller (`cache-sim --publish`).
 //!
 //! The model of the serving engine: requests arrive in order into a waiting
 //! queue of at most `window` requests (a request whose `after` has not
@@ -12,30 +13,27 @@
 //! frees the slots the cache did not take, and unlocks. Requests of one
 //! batch do not see each other's prompts (they run concurrently).
 //!
-//! No file I/O here: workloads come from [`workload`] generators or from
-//! [`trace::parse_mooncake`] over bytes the caller read.
+//! No file I/O here: workloads come from [`workload`](super::workload)
+//! generators or from [`parse_mooncake`](super::trace::parse_mooncake) over
+//! bytes the caller read.
 
-pub mod trace;
-pub mod workload;
-
+use std::fmt;
 use std::time::Instant;
 
-pub use trace::{
-    TraceError, TraceLimits, TraceRequest, block_bound, mooncake_workload, parse_mooncake,
-};
-pub use workload::{
-    Chat, FewShot, GroupSizes, Prompt, SharedPrefix, SimRequest, TreeOfThought, Workload,
-};
+use radix_cache::sched::{SchedulerConfig, Waiting, schedule};
+use radix_cache::{CacheConfig, CacheEvent, Error, RadixCache};
 
-use crate::sched::{SchedulerConfig, Waiting, schedule};
-use crate::{CacheConfig, Error, RadixCache};
+use super::workload::Workload;
 
-/// The simulation's parameters.
+/// The simulation's parameters: `SimConfig::default()`, then the `with_*`
+/// setters.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SimConfig {
     /// The cache capacity in tokens; `None` is unlimited.
     pub capacity: Option<usize>,
-    /// Page size, eviction policy (events are ignored).
+    /// Page size, eviction policy, and the events [`simulate_observed`]
+    /// hands out ([`simulate`] turns them off).
     pub cache: CacheConfig,
     /// The waiting-queue order.
     pub scheduler: SchedulerConfig,
@@ -71,6 +69,139 @@ impl Default for SimConfig {
             compute_bound: true,
         }
     }
+}
+
+impl SimConfig {
+    /// Sets [`capacity`](Self::capacity).
+    pub fn with_capacity(mut self, capacity: Option<usize>) -> SimConfig {
+        self.capacity = capacity;
+        self
+    }
+
+    /// Sets [`cache`](Self::cache).
+    pub fn with_cache(mut self, cache: CacheConfig) -> SimConfig {
+        self.cache = cache;
+        self
+    }
+
+    /// Sets [`scheduler`](Self::scheduler).
+    pub fn with_scheduler(mut self, scheduler: SchedulerConfig) -> SimConfig {
+        self.scheduler = scheduler;
+        self
+    }
+
+    /// Sets [`window`](Self::window).
+    pub fn with_window(mut self, window: usize) -> SimConfig {
+        self.window = window;
+        self
+    }
+
+    /// Sets [`batch`](Self::batch).
+    pub fn with_batch(mut self, batch: usize) -> SimConfig {
+        self.batch = batch;
+        self
+    }
+
+    /// Sets [`cache_output`](Self::cache_output).
+    pub fn with_cache_output(mut self, on: bool) -> SimConfig {
+        self.cache_output = on;
+        self
+    }
+
+    /// Sets [`leave_last_token`](Self::leave_last_token).
+    pub fn with_leave_last_token(mut self, on: bool) -> SimConfig {
+        self.leave_last_token = on;
+        self
+    }
+
+    /// Sets [`timing`](Self::timing).
+    pub fn with_timing(mut self, on: bool) -> SimConfig {
+        self.timing = on;
+        self
+    }
+
+    /// Sets [`audit`](Self::audit).
+    pub fn with_audit(mut self, on: bool) -> SimConfig {
+        self.audit = on;
+        self
+    }
+
+    /// Sets [`compute_bound`](Self::compute_bound).
+    pub fn with_compute_bound(mut self, on: bool) -> SimConfig {
+        self.compute_bound = on;
+        self
+    }
+}
+
+/// Why a simulation stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SimError {
+    /// The cache refused an operation (a bad configuration, a sequence too
+    /// long to address).
+    Cache(Error),
+    /// Request `request` waits for a request that never finishes before it
+    /// (its `after` points forwards or out of the workload).
+    WaitsForLater {
+        /// The index of the waiting request.
+        request: usize,
+    },
+    /// More than `u32::MAX` KV slots were handed out.
+    TooManySlots,
+    /// The audit found a KV slot freed twice or never freed.
+    Audit(&'static str),
+    /// The observer of [`simulate_observed`] failed at step `step`.
+    Observer {
+        /// The step (0-based).
+        step: usize,
+        /// What the observer reported.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Cache(e) => write!(f, "{e}"),
+            SimError::WaitsForLater { request } => {
+                write!(f, "request {request} waits for a request that does not come before it")
+            }
+            SimError::TooManySlots => write!(f, "more than {} KV slots handed out", u32::MAX),
+            SimError::Audit(what) => write!(f, "audit: {what}"),
+            SimError::Observer { step, source } => write!(f, "at step {step}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SimError::Cache(e) => Some(e),
+            SimError::Observer { source, .. } => Some(source.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+impl From<Error> for SimError {
+    fn from(e: Error) -> SimError {
+        SimError::Cache(e)
+    }
+}
+
+/// What [`simulate_observed`] shows its observer after each step.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Step<'a> {
+    /// The step's index (0-based): one scheduler call and the batch it ran.
+    pub index: usize,
+    /// The workload indices of the requests the step ran, in order.
+    pub requests: &'a [usize],
+    /// The cache's events of the step, in order (empty when
+    /// [`CacheConfig::events`] is `None`).
+    pub events: &'a [CacheEvent],
+    /// The cache after the step.
+    pub cache: &'a RadixCache<u32>,
 }
 
 /// Latency statistics of one operation.
@@ -183,7 +314,7 @@ impl Slots {
         self.next += n as u32;
     }
 
-    fn free(&mut self, values: &[u32]) -> Result<(), Error> {
+    fn free(&mut self, values: &[u32]) -> Result<(), SimError> {
         self.freed += values.len() as u64;
         if let Some(bits) = &mut self.audit {
             for &v in values {
@@ -192,7 +323,7 @@ impl Slots {
                     bits.resize(w + 1, 0);
                 }
                 if bits[w] & (1 << b) != 0 {
-                    return Err(Error::Config { what: "audit: a KV slot was freed twice" });
+                    return Err(SimError::Audit("a KV slot was freed twice"));
                 }
                 bits[w] |= 1 << b;
             }
@@ -201,14 +332,27 @@ impl Slots {
     }
 }
 
-/// Runs `workload` under `config`.
+/// Runs `workload` under `config` (without events).
 ///
-/// Errors only on an internal inconsistency the audit finds, or more than
-/// `u32::MAX` KV slots.
-pub fn simulate(workload: &Workload, config: &SimConfig) -> Result<SimReport, Error> {
-    let mut cache_config = config.cache.clone();
-    cache_config.events = None;
-    let mut cache: RadixCache<u32> = RadixCache::with_config(cache_config)?;
+/// Errors on a bad configuration, a request waiting for a later one, an
+/// inconsistency the audit finds, or more than `u32::MAX` KV slots.
+pub fn simulate(workload: &Workload, config: &SimConfig) -> Result<SimReport, SimError> {
+    let config = config.clone().with_cache(config.cache.clone().with_events(None));
+    simulate_observed(workload, &config, |_| Ok(()))
+}
+
+/// Runs `workload` under `config` and calls `observer` after every step
+/// with the step's requests, its KV-cache events (when
+/// [`CacheConfig::events`] is set) and the cache. An observer error stops
+/// the simulation ([`SimError::Observer`]).
+pub fn simulate_observed(
+    workload: &Workload,
+    config: &SimConfig,
+    mut observer: impl FnMut(Step<'_>) -> Result<(), Box<dyn std::error::Error + Send + Sync>>,
+) -> Result<SimReport, SimError> {
+    let mut cache: RadixCache<u32> = RadixCache::with_config(config.cache.clone())?;
+    let mut events: Vec<CacheEvent> = Vec::new();
+    let mut step = 0;
     let reqs = &workload.requests;
     let n = reqs.len();
     let window = config.window.max(1);
@@ -235,7 +379,7 @@ pub fn simulate(workload: &Workload, config: &SimConfig) -> Result<SimReport, Er
         }
         if waiting.is_empty() {
             // Only an `after` pointing forwards can get here.
-            return Err(Error::Config { what: "a request waits for a later one" });
+            return Err(SimError::WaitsForLater { request: next });
         }
         let views: Vec<Waiting<'_>> = waiting
             .iter()
@@ -283,7 +427,7 @@ pub fn simulate(workload: &Workload, config: &SimConfig) -> Result<SimReport, Er
             values.extend_from_slice(&prefix_values);
             let fresh = full.len().saturating_sub(matched);
             if slots.next as u64 + fresh as u64 >= u64::from(u32::MAX) {
-                return Err(Error::TooLong { tokens: fresh });
+                return Err(SimError::TooManySlots);
             }
             slots.alloc(fresh, &mut values);
             values.truncate(full.len());
@@ -301,6 +445,12 @@ pub fn simulate(workload: &Workload, config: &SimConfig) -> Result<SimReport, Er
             done[*i] = true;
             finished += 1;
         }
+        let ran: Vec<usize> = take.iter().map(|&w| waiting[w].0).collect();
+        events.clear();
+        events.extend(cache.drain_events());
+        observer(Step { index: step, requests: &ran, events: &events, cache: &cache })
+            .map_err(|source| SimError::Observer { step, source })?;
+        step += 1;
         let mut taken = take;
         taken.sort_unstable_by(|a, b| b.cmp(a));
         for w in taken {
@@ -325,7 +475,7 @@ pub fn simulate(workload: &Workload, config: &SimConfig) -> Result<SimReport, Er
     // The ledger: every slot handed out is cached or was freed once.
     let outstanding = u64::from(slots.next) - slots.freed;
     if outstanding != cache.total_tokens() as u64 {
-        return Err(Error::Config { what: "audit: KV slots leaked" });
+        return Err(SimError::Audit("KV slots leaked"));
     }
     Ok(report)
 }
@@ -338,8 +488,8 @@ fn ratio(a: u64, b: u64) -> f64 {
 /// a time, with the same page size, output caching and last-token rule: no
 /// capacity and no order of an online run beats it by more than what
 /// batching and reordering of dependent requests change.
-pub fn bound(workload: &Workload, config: &SimConfig) -> Result<f64, Error> {
-    let cache_config = CacheConfig { page_size: config.cache.page_size, ..CacheConfig::default() };
+pub fn bound(workload: &Workload, config: &SimConfig) -> Result<f64, SimError> {
+    let cache_config = CacheConfig::default().with_page_size(config.cache.page_size);
     let mut cache: RadixCache<()> = RadixCache::with_config(cache_config)?;
     let (mut hits, mut total) = (0u64, 0u64);
     let mut full = Vec::new();

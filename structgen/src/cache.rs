@@ -14,8 +14,11 @@ use crate::{CompileOptions, Error, Grammar, GrammarSpec};
 /// is held for look-ups and inserts only, never while compiling: two
 /// threads that miss on the same spec at once both compile it (the second
 /// result replaces the first; both are equal). The cache changes no answer:
-/// a cached grammar is the grammar the spec compiles to, and grammars hold
-/// no mutable state.
+/// a cached grammar is the grammar the spec compiles to, and its only state
+/// is the write-once matcher start (see [`Grammar`]), the same for every
+/// request. An entry's size counts the compiled grammar twice: once for
+/// itself, once for the matcher start it keeps (mostly a copy of the
+/// grammar's lexer).
 ///
 /// ```
 /// use structgen::{GrammarCache, GrammarSpec};
@@ -103,7 +106,7 @@ impl GrammarCache {
         let bytes = key.len()
             + 64
             + match &result {
-                Ok(g) => g.earley().heap_size(),
+                Ok(g) => 2 * g.earley().heap_size(),
                 Err(e) => e.message().len(),
             };
         self.insert(key, result.clone(), bytes);

@@ -54,9 +54,11 @@
 //!   completed to a sentence of the grammar (see the workspace's
 //!   ARCHITECTURE.md for the one counted exception, lexer fuel refusals,
 //!   [`Matcher::fuel_refusals`], which can only make a mask smaller).
-//! - No hidden shared mutable state: a [`Grammar`] and a [`Vocabulary`]
-//!   are immutable and shared by `Arc`; matchers never block each other
-//!   and a matcher's masks depend on its own tokens only.
+//! - No hidden shared mutable state: a [`Vocabulary`] is immutable and a
+//!   [`Grammar`]'s only state is the write-once start its matchers copy
+//!   (the same for every request); both are shared by `Arc`, matchers
+//!   never block each other, and a matcher's masks depend on its own
+//!   tokens only.
 //! - No panics, no I/O, no clock: bad input is an [`Error`] or a
 //!   [`MatcherError`]; the library reads no files and times nothing.
 //!

@@ -199,11 +199,28 @@ impl Matcher {
     /// tokens. Special-token names in the grammar (`<|eom_id|>`) are looked
     /// up in the vocabulary.
     ///
-    /// Costs a copy of the grammar's lexer tables and the first Earley row.
+    /// The first matcher of a grammar over a vocabulary builds the start
+    /// (the first Earley row, the slicer's probes, the first mask) and the
+    /// grammar keeps it; every later one is a copy of it (see [`Grammar`]).
+    /// Either way the new matcher has its first mask computed, so its
+    /// answers and counters do not depend on which matcher came first.
+    /// A limit exceeded while computing the first mask is not an error
+    /// here: the matcher is stopped in it, and the first query returns it.
     ///
     /// # Errors
     /// A special token the vocabulary lacks; a limit exceeded on the first row.
     pub fn new(vocab: &Vocabulary, grammar: &Grammar) -> Result<Matcher, MatcherError> {
+        grammar.start_matcher(vocab)
+    }
+
+    /// Replaces the grammar handle (the same compiled grammar).
+    pub(crate) fn set_grammar(&mut self, grammar: Grammar) {
+        self.grammar = grammar;
+    }
+
+    /// A matcher at the start of `grammar`, built from scratch, its first
+    /// mask computed.
+    pub(crate) fn build(vocab: &Vocabulary, grammar: Grammar) -> Result<Matcher, MatcherError> {
         let trie = vocab.trie().clone();
         let parser = {
             let t = trie.clone();
@@ -213,7 +230,7 @@ impl Matcher {
         let options = options::LexemeOptions::new(parser.lexer());
         let mut m = Matcher {
             vocab: vocab.clone(),
-            grammar: grammar.clone(),
+            grammar,
             trie,
             parser,
             mask,
@@ -232,6 +249,9 @@ impl Matcher {
             m.forcing = Some(Box::new(forced::Forcing::new(c.clone())));
         }
         m.refresh_status()?;
+        // The first mask, so that every matcher starts alike; an error
+        // stays in the matcher.
+        let _ = m.compute_mask();
         Ok(m)
     }
 

@@ -2,11 +2,12 @@
 //! constraint, compiled by [`Grammar::compile`] into one immutable,
 //! shareable [`Grammar`].
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use lexer::{LexemeSpec, RegexAst};
 
 use crate::error::{Error, ErrorKind, json_syntax};
+use crate::{Matcher, MatcherError, Vocabulary};
 
 /// What to compile: a constraint of any kind the front door knows.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,12 +118,19 @@ impl CompileOptions {
 }
 
 /// A compiled grammar: immutable, `Send + Sync`, shared by [`Arc`]
-/// (cloning is a reference count); matchers are created from it cheaply
-/// (a copy of its lexer's tables and one Earley row).
+/// (cloning is a reference count); matchers are created from it cheaply.
 ///
-/// A grammar holds no mutable state: every matcher starts from the same
-/// lexer, so a matcher's masks depend on its own tokens only, whatever
-/// other matchers of the grammar did.
+/// A grammar's only state is write-once: the first time a matcher is
+/// created over a vocabulary, the grammar keeps that matcher's start (its
+/// parser after the first Earley row, its lexer with the slicer's probes
+/// added, and its first mask computed) and later matchers over the same
+/// vocabulary start as a copy of it. The start is the same for every
+/// request (no token has been consumed), so nothing request-dependent
+/// crosses requests: a matcher's masks depend on its own tokens only,
+/// whatever other matchers of the grammar did. It is kept for the first
+/// vocabulary only; matchers over another vocabulary are built from
+/// scratch, with the same result. Keeping it never blocks: a matcher
+/// created while another thread builds the start builds its own.
 ///
 /// ```
 /// use structgen::{Grammar, GrammarSpec};
@@ -139,17 +147,43 @@ impl CompileOptions {
 /// assert_eq!(e.pointer(), Some(""));
 /// # Ok::<(), structgen::Error>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Grammar {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
+    compiled: Arc<Compiled>,
+    /// The start of the first vocabulary's matchers (see the type's docs).
+    first: OnceLock<First>,
+}
+
+#[derive(Debug)]
+struct Compiled {
     earley: earley::Grammar,
     kind: &'static str,
     warnings: Vec<String>,
     max_tokens: Option<usize>,
+}
+
+/// A matcher's start over one vocabulary. Its `grammar` is a detached
+/// handle (see [`Grammar::detached`]), so the memo holds no reference
+/// to the grammar that holds it.
+struct First {
+    vocab: Vocabulary,
+    start: Matcher,
+}
+
+impl std::fmt::Debug for Grammar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.inner.compiled;
+        f.debug_struct("Grammar")
+            .field("kind", &c.kind)
+            .field("rules", &c.earley.num_rules())
+            .field("warnings", &c.warnings)
+            .field("max_tokens", &c.max_tokens)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Grammar {
@@ -251,41 +285,74 @@ impl Grammar {
         warnings: Vec<String>,
         max_tokens: Option<usize>,
     ) -> Grammar {
-        Grammar { inner: Arc::new(Inner { earley, kind, warnings, max_tokens }) }
+        let compiled = Arc::new(Compiled { earley, kind, warnings, max_tokens });
+        Grammar { inner: Arc::new(Inner { compiled, first: OnceLock::new() }) }
+    }
+
+    /// A handle on the same compiled grammar without the memo of starts.
+    fn detached(&self) -> Grammar {
+        let compiled = self.inner.compiled.clone();
+        Grammar { inner: Arc::new(Inner { compiled, first: OnceLock::new() }) }
+    }
+
+    /// A matcher over `vocab` at the start of this grammar, with its first
+    /// mask computed: a copy of the kept start when `vocab` is the one it
+    /// was kept for, else built (and kept, if none is).
+    pub(crate) fn start_matcher(&self, vocab: &Vocabulary) -> Result<Matcher, MatcherError> {
+        if let Some(first) = self.inner.first.get()
+            && first.vocab.ptr_eq(vocab)
+        {
+            let mut m = first.start.clone();
+            m.set_grammar(self.clone());
+            return Ok(m);
+        }
+        let start = Matcher::build(vocab, self.detached())?;
+        if self.inner.first.get().is_none() {
+            // Another thread may have kept its start meanwhile; both are equal.
+            let _ = self.inner.first.set(First { vocab: vocab.clone(), start: start.clone() });
+        }
+        let mut m = start;
+        m.set_grammar(self.clone());
+        Ok(m)
+    }
+
+    /// Whether a matcher start is kept (over some vocabulary).
+    pub fn has_kept_start(&self) -> bool {
+        self.inner.first.get().is_some()
     }
 
     /// The compiled grammar the parser runs on.
     pub fn earley(&self) -> &earley::Grammar {
-        &self.inner.earley
+        &self.inner.compiled.earley
     }
 
     /// The kind it was compiled from ([`GrammarSpec::kind_name`], or
     /// `"earley"` for [`from_earley`](Grammar::from_earley)).
     pub fn kind_name(&self) -> &'static str {
-        self.inner.kind
+        self.inner.compiled.kind
     }
 
     /// What compilation ignored and said so (a JSON Schema in lenient mode,
     /// unknown formats treated as annotations).
     pub fn warnings(&self) -> &[String] {
-        &self.inner.warnings
+        &self.inner.compiled.warnings
     }
 
     /// The most tokens a matcher of this grammar may consume (llguidance's
     /// `max_tokens`), if set.
     pub fn max_tokens(&self) -> Option<usize> {
-        self.inner.max_tokens
+        self.inner.compiled.max_tokens
     }
 
     /// Whether the grammar accepts `text` (byte by byte, no tokenizer; a
     /// limit exceeded counts as a rejection).
     pub fn accepts(&self, text: &[u8]) -> bool {
-        self.inner.earley.accepts(text).unwrap_or(false)
+        self.inner.compiled.earley.accepts(text).unwrap_or(false)
     }
 
     /// Whether two handles share one compiled grammar.
     pub fn ptr_eq(&self, other: &Grammar) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
+        Arc::ptr_eq(&self.inner.compiled, &other.inner.compiled)
     }
 }
 

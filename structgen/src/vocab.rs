@@ -72,6 +72,11 @@ struct Inner {
 }
 
 impl Vocabulary {
+    /// Whether two handles share one vocabulary.
+    pub fn ptr_eq(&self, other: &Vocabulary) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// The vocabulary of `tokenizer`: its ordinary tokens by their bytes,
     /// its special tokens by name, the specials named in
     /// [`DEFAULT_STOP_NAMES`] as stop tokens, forced tokens in its

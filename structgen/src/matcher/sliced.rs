@@ -62,6 +62,15 @@ impl Matcher {
     /// not used.
     pub fn with_slicer(mut self, slicer: Option<Arc<Slicer>>) -> Matcher {
         let slicer = slicer.filter(|s| s.fits(&self.trie));
+        let same = match (&self.slicer, &slicer) {
+            (Some(h), Some(s)) => Arc::ptr_eq(&h.slicer, s),
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            // Its probes are in the lexer already.
+            return self;
+        }
         self.slicer = slicer.map(|slicer| {
             let (_, lexer) = self.parser.lexer_state_mut();
             let probes = slicer.slices().iter().map(|s| lexer.add_probe(s.probe())).collect();

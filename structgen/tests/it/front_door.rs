@@ -182,3 +182,65 @@ fn grammars_and_vocabularies_are_shared_across_threads() {
     assert_send_sync::<GrammarCache>();
     assert_send_sync::<structgen::Error>();
 }
+
+/// A grammar keeps its first matcher's start and copies it into the next
+/// matchers over that vocabulary; a copied start, a start built over another
+/// vocabulary and a start of a fresh compile give the same masks on the same
+/// tokens, whatever the first matcher did after it was created.
+#[test]
+fn a_kept_start_changes_no_mask() {
+    use rand::{Rng, SeedableRng};
+    let tokens: Vec<String> =
+        ["{", "}", "\"", ":", ",", " ", "a", "b", "ab\"", "1", "2", "true", "null"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let build = || {
+        Vocabulary::builder()
+            .token_list(&tokens)
+            .special(TokenId(tokens.len() as u32), "<eos>")
+            .stop_tokens([TokenId(tokens.len() as u32)])
+            .slicer(Some(structgen::slicer::SlicerConfig::json()))
+            .build()
+            .unwrap()
+    };
+    let (vocab, other_vocab) = (build(), build());
+    let spec = GrammarSpec::json_schema(json!({
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+        "required": ["a"]
+    }));
+    let g = compile(spec.clone()).unwrap();
+    assert!(!g.has_kept_start());
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    // The first matcher walks away from the start before the others exist.
+    let mut first = Matcher::new(&vocab, &g).unwrap();
+    assert!(g.has_kept_start());
+    for _ in 0..12 {
+        let allowed: Vec<TokenId> = first.compute_mask().unwrap().iter().collect();
+        first.consume_token(allowed[rng.random_range(0..allowed.len())]).unwrap();
+        if first.is_stopped() {
+            break;
+        }
+    }
+    for seed in 0..20 {
+        let mut ms = [
+            Matcher::new(&vocab, &g).unwrap(),
+            Matcher::new(&other_vocab, &g).unwrap(),
+            Matcher::new(&vocab, &compile(spec.clone()).unwrap()).unwrap(),
+        ];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        for step in 0..30 {
+            let masks: Vec<_> = ms.iter_mut().map(|m| m.compute_mask().unwrap().clone()).collect();
+            assert!(masks.iter().all(|m| *m == masks[0]), "seed {seed} step {step}");
+            let allowed: Vec<TokenId> = masks[0].iter().collect();
+            let t = allowed[rng.random_range(0..allowed.len())];
+            for m in &mut ms {
+                m.consume_token(t).unwrap();
+            }
+            if ms[0].is_stopped() {
+                break;
+            }
+        }
+    }
+}

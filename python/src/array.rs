@@ -187,7 +187,8 @@ impl<'py> View<'py> {
         // `strides` (when not null) at `ndim` strides; `ndim` is 1 or 2.
         let (shape, strides) = unsafe {
             let shape = std::slice::from_raw_parts(t.shape, ndim);
-            let strides = (!t.strides.is_null()).then(|| std::slice::from_raw_parts(t.strides, ndim));
+            let strides =
+                (!t.strides.is_null()).then(|| std::slice::from_raw_parts(t.strides, ndim));
             (shape, strides)
         };
         let dims: Vec<usize> = shape.iter().map(|&d| usize::try_from(d).unwrap_or(0)).collect();

@@ -126,8 +126,12 @@ pub(crate) fn apply_token_bitmask_inplace(
     let indices = indices.unwrap_or_else(|| (0..rows).collect());
     let masks = mask.all_rows::<u32>();
     match logits.elem() {
-        Elem::F32 => apply(py, logits.rows_mut::<f32>(&indices)?, &masks, &indices, f32::NEG_INFINITY),
-        Elem::F64 => apply(py, logits.rows_mut::<f64>(&indices)?, &masks, &indices, f64::NEG_INFINITY),
+        Elem::F32 => {
+            apply(py, logits.rows_mut::<f32>(&indices)?, &masks, &indices, f32::NEG_INFINITY)
+        }
+        Elem::F64 => {
+            apply(py, logits.rows_mut::<f64>(&indices)?, &masks, &indices, f64::NEG_INFINITY)
+        }
         // IEEE half: sign, all-ones exponent, zero fraction.
         Elem::F16 => apply(py, logits.rows_mut::<u16>(&indices)?, &masks, &indices, 0xFC00u16),
         // bfloat16: the top half of an f32 negative infinity.

@@ -41,7 +41,9 @@ pub(crate) fn grammar_error(py: Python<'_>, e: &Error) -> PyErr {
 
 fn set_location(v: &Bound<'_, pyo3::exceptions::PyBaseException>, e: &Error) -> PyResult<()> {
     let (line, column, offset) = match e.location() {
-        Some(Location::Text { line, column, offset }) => (Some(*line), Some(*column), Some(*offset)),
+        Some(Location::Text { line, column, offset }) => {
+            (Some(*line), Some(*column), Some(*offset))
+        }
         _ => (None, None, None),
     };
     v.setattr("kind", e.kind().name())?;
@@ -131,7 +133,9 @@ impl PyGrammar {
         options.lenient = lenient;
         let input = JsonInput::extract(schema, "the schema")?;
         let spec = match input {
-            JsonInput::Text(t) => GrammarSpec::json_schema_str(&t).map_err(|e| grammar_error(py, &e)),
+            JsonInput::Text(t) => {
+                GrammarSpec::json_schema_str(&t).map_err(|e| grammar_error(py, &e))
+            }
             JsonInput::Value(v) => Ok(GrammarSpec::json_schema(v)),
         }
         .map(|spec| match spec {

@@ -117,7 +117,9 @@ impl PyMatcher {
             .map_err(|p| pyo3::exceptions::PyRuntimeError::new_err(panic_message(&*p)))?
             .map_err(|e| PyValueError::new_err(format!("cannot start a matcher: {e}")))?;
         let m = match stop {
-            Some(stop) => m.with_stop_tokens(&stop).map_err(|e| PyValueError::new_err(e.to_string()))?,
+            Some(stop) => {
+                m.with_stop_tokens(&stop).map_err(|e| PyValueError::new_err(e.to_string()))?
+            }
             None => m,
         };
         Ok(PyMatcher { m, panicked: None })
@@ -179,7 +181,8 @@ impl PyMatcher {
             let stop = self.m.stop_tokens().to_vec();
             let fresh = py.detach(|| Matcher::new(&vocab, &grammar));
             let fresh = fresh.map_err(|e| PyValueError::new_err(format!("cannot restart: {e}")))?;
-            self.m = fresh.with_stop_tokens(&stop).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            self.m =
+                fresh.with_stop_tokens(&stop).map_err(|e| PyValueError::new_err(e.to_string()))?;
             self.panicked = None;
             return Ok(());
         }

@@ -29,7 +29,10 @@ struct Settings {
 }
 
 impl Settings {
-    fn new(vocab_size: Option<usize>, stop_tokens: Option<&Bound<'_, PyAny>>) -> PyResult<Settings> {
+    fn new(
+        vocab_size: Option<usize>,
+        stop_tokens: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Settings> {
         let stop_tokens = stop_tokens.map(token_ids).transpose()?;
         Ok(Settings { vocab_size, stop_tokens })
     }
@@ -41,7 +44,11 @@ fn vocab_error(e: impl std::fmt::Display) -> PyErr {
 
 /// The vocabulary of `tokenizer` with `settings`, built with the GIL
 /// released (the slicer takes tens of milliseconds on large vocabularies).
-fn from_bpe(py: Python<'_>, tokenizer: bpe::Tokenizer, settings: Settings) -> PyResult<PyTokenizer> {
+fn from_bpe(
+    py: Python<'_>,
+    tokenizer: bpe::Tokenizer,
+    settings: Settings,
+) -> PyResult<PyTokenizer> {
     py.detach(|| {
         let mut b = Vocabulary::builder().tokenizer(Arc::new(tokenizer));
         if let Some(n) = settings.vocab_size {
@@ -139,7 +146,8 @@ impl PyTokenizer {
                 .filter(|(_, n)| DEFAULT_STOP_NAMES.contains(n))
                 .map(|(id, _)| TokenId(id))
                 .collect();
-            if let Ok(Some(eos)) = tokenizer.getattr("eos_token_id").and_then(|e| e.extract::<Option<u32>>())
+            if let Ok(Some(eos)) =
+                tokenizer.getattr("eos_token_id").and_then(|e| e.extract::<Option<u32>>())
                 && !stop.contains(&TokenId(eos))
             {
                 stop.push(TokenId(eos));
@@ -178,12 +186,15 @@ impl PyTokenizer {
         };
         let pattern = self::pattern(pattern)?;
         let specials: Vec<(String, u32)> = match specials {
-            Some(d) => d.iter().map(|(k, v)| Ok((k.extract()?, v.extract()?))).collect::<PyResult<_>>()?,
+            Some(d) => {
+                d.iter().map(|(k, v)| Ok((k.extract()?, v.extract()?))).collect::<PyResult<_>>()?
+            }
             None => Vec::new(),
         };
         let settings = Settings::new(vocab_size, stop_tokens)?;
         let tok = py.detach(|| {
-            let named: Vec<(&str, u32)> = specials.iter().map(|(n, id)| (n.as_str(), *id)).collect();
+            let named: Vec<(&str, u32)> =
+                specials.iter().map(|(n, id)| (n.as_str(), *id)).collect();
             bpe::Tokenizer::from_tiktoken(&file, pattern, &named)
         });
         from_bpe(py, tok.map_err(vocab_error)?, settings)

@@ -162,7 +162,16 @@ pub(crate) fn run(only: &[&str]) -> Result<()> {
         let (hl, hu) = probe("hf", file)?;
         let unit = "MB (ratio: HF/ours)";
         row(&mut report, model, "resident memory after load", "-", ol, hl, false, unit);
-        row(&mut report, model, "resident memory after first use", "3 corpora", ou, hu, false, unit);
+        row(
+            &mut report,
+            model,
+            "resident memory after first use",
+            "3 corpora",
+            ou,
+            hu,
+            false,
+            unit,
+        );
 
         for (name, text) in &texts {
             let ids = ours.encode(text);
@@ -243,8 +252,26 @@ pub(crate) fn run(only: &[&str]) -> Result<()> {
             }
         }
         let input = format!("{} docs of ~4 kB", docs.len());
-        row(&mut report, model, "encode_batch, 1 thread", &input, mbs(o[0]), mbs(h[0]), true, "MB/s");
-        row(&mut report, model, "encode_batch, 2 threads", &input, mbs(o[1]), mbs(h[1]), true, "MB/s");
+        row(
+            &mut report,
+            model,
+            "encode_batch, 1 thread",
+            &input,
+            mbs(o[0]),
+            mbs(h[0]),
+            true,
+            "MB/s",
+        );
+        row(
+            &mut report,
+            model,
+            "encode_batch, 2 threads",
+            &input,
+            mbs(o[1]),
+            mbs(h[1]),
+            true,
+            "MB/s",
+        );
         let speedup = o[0] / o[1];
         bars.push(format!(
             "{model} encode_batch: 2 threads {speedup:.2}x one (HF {:.2}x; bar >= 1.8): {}",

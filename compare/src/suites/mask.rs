@@ -20,9 +20,10 @@ use compare::report::Report;
 struct Vocab {
     name: &'static str,
     tokenizer: Arc<bpe::Tokenizer>,
-    /// Ours, with our default JSON slicer (switched off per matcher for the
-    /// plain walk).
+    /// Ours, with our default JSON slicer.
     vocab: Vocabulary,
+    /// Ours without a slicer (the plain walk from the first mask on).
+    plain: Vocabulary,
     slicer: Arc<slicer::Slicer>,
     peer: peer_toktrie::TokEnv,
 }
@@ -32,12 +33,13 @@ fn vocab(name: &'static str, tokenizer: bpe::Tokenizer) -> Result<Vocab> {
     let (vocab, eos) = compare::peer::vocabulary(&tokenizer, true)?;
     let peer = compare::peer::llg_tok_env(&tokenizer, eos);
     let slicer = vocab.slicer().context("the JSON slicer")?.clone();
-    Ok(Vocab { name, tokenizer, vocab, slicer, peer })
+    let (plain, _) = compare::peer::vocabulary(&tokenizer, false)?;
+    Ok(Vocab { name, tokenizer, vocab, plain, slicer, peer })
 }
 
 /// A matcher walking the whole trie (no slicer).
 fn plain(v: &Vocab, g: &Grammar) -> Result<Matcher> {
-    Ok(Matcher::new(&v.vocab, g)?.with_slicer(None))
+    Ok(Matcher::new(&v.plain, g)?)
 }
 
 enum Kind {

@@ -73,8 +73,10 @@ impl Config {
 
 /// The configurations measured, ours first. A new configuration of ours
 /// (a slicer, another whitespace setting) is one more entry here.
-fn configs(peer_env: &peer_toktrie::TokEnv) -> Result<Vec<Config>> {
-    // The vocabulary holds the JSON slicer: on by default, off per matcher.
+fn configs(peer_env: &peer_toktrie::TokEnv, plain: Vocabulary) -> Result<Vec<Config>> {
+    // The shared vocabulary holds the JSON slicer; `plain` is the same
+    // tokenizer without it, so that no-slicer matchers are plain from
+    // their first mask.
     let with_slicer = || -> MatcherBuilder { Box::new(Matcher::new) };
     let llg = |name, slices: &[String]| -> Result<Config> {
         Ok(Config::Llg { name, factory: compare::peer::llg_factory(peer_env, slices)? })
@@ -83,7 +85,7 @@ fn configs(peer_env: &peer_toktrie::TokEnv) -> Result<Vec<Config>> {
         Config::Ours {
             name: "ours",
             options: jsonschema::Options::llguidance_compat(),
-            matcher: Box::new(|v, g| Ok(Matcher::new(v, g)?.with_slicer(None))),
+            matcher: Box::new(move |_, g| Matcher::new(&plain, g)),
             compare_masks: true,
         },
         Config::Ours {
@@ -330,7 +332,8 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let tokenizer = Arc::new(bpe::Tokenizer::from_tokenizer_json(&json)?);
     let (vocab, eos) = compare::peer::vocabulary(&tokenizer, true)?;
     let peer_env = compare::peer::llg_tok_env(&tokenizer, eos);
-    let configs = configs(&peer_env)?;
+    let (plain, _) = compare::peer::vocabulary(&tokenizer, false)?;
+    let configs = configs(&peer_env, plain)?;
     let reference = configs
         .iter()
         .position(|c| c.name() == "llg no slicer")

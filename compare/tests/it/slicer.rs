@@ -20,8 +20,10 @@ const MAX_STEPS: usize = 120;
 
 struct Setup {
     tokenizer: Arc<bpe::Tokenizer>,
-    /// With the JSON slicer, switched off per matcher for the plain walk.
+    /// With the JSON slicer.
     vocab: structgen::Vocabulary,
+    /// Without a slicer: the plain walk from the first mask on.
+    plain_vocab: structgen::Vocabulary,
     plain: llguidance::ParserFactory,
     sliced: llguidance::ParserFactory,
 }
@@ -31,11 +33,12 @@ fn setup(what: &str) -> Option<Setup> {
     let json = compare::shared::read("tokenizers/llama3.tokenizer.json.gz").unwrap();
     let tokenizer = Arc::new(bpe::Tokenizer::from_tokenizer_json(&json).unwrap());
     let (vocab, eos) = compare::peer::vocabulary(&tokenizer, true).unwrap();
+    let (plain_vocab, _) = compare::peer::vocabulary(&tokenizer, false).unwrap();
     let env = compare::peer::llg_tok_env(&tokenizer, eos);
     let factory = |slices: &[String]| compare::peer::llg_factory(&env, slices).unwrap();
     let plain = factory(&[]);
     let sliced = factory(&llguidance::earley::SlicedBiasComputer::general_slices());
-    Some(Setup { tokenizer, vocab, plain, sliced })
+    Some(Setup { tokenizer, vocab, plain_vocab, plain, sliced })
 }
 
 fn same(ours: &TokenSet, theirs: &peer_toktrie::SimpleVob, vocab: usize) -> bool {
@@ -58,7 +61,7 @@ struct Walk {
 fn walk(s: &Setup, case: &str, ours: &earley::Grammar, peer: Option<Peer>, text: &str) -> Walk {
     let tokens = s.tokenizer.encode(text);
     let ours = structgen::Grammar::from_earley(ours.clone());
-    let mut plain = Matcher::new(&s.vocab, &ours).unwrap().with_slicer(None);
+    let mut plain = Matcher::new(&s.plain_vocab, &ours).unwrap();
     let mut sliced = Matcher::new(&s.vocab, &ours).unwrap();
     let mut peer = peer;
     let vocab = s.tokenizer.vocab_size();

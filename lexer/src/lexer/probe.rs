@@ -142,6 +142,34 @@ impl ProbeMatcher {
     }
 }
 
+/// One byte of each class of the partition of all bytes by (lexer class,
+/// set of `ranges` holding the byte), the first in byte order.
+///
+/// Membership changes only at a range's ends, so the bytes are cut into at
+/// most `2 * ranges.len() + 1` runs; runs with equal memberships share a
+/// probe class, computed once per run instead of once per byte.
+fn class_reps(ranges: &[(u8, u8)], lexer_class: impl Fn(u8) -> usize) -> Vec<u8> {
+    let mut cuts = vec![false; 257];
+    for &(lo, hi) in ranges {
+        cuts[lo as usize] = true;
+        cuts[hi as usize + 1] = true;
+    }
+    // The probe class of each run's bytes, numbered by first appearance.
+    let mut memberships: FxHashMap<Vec<bool>, u32> = FxHashMap::default();
+    let mut probe_class = [0u32; 256];
+    let mut current = 0;
+    for b in 0..=255u8 {
+        if b == 0 || cuts[b as usize] {
+            let inside: Vec<bool> = ranges.iter().map(|&(lo, hi)| lo <= b && b <= hi).collect();
+            let n = memberships.len() as u32;
+            current = *memberships.entry(inside).or_insert(n);
+        }
+        probe_class[b as usize] = current;
+    }
+    let mut seen = rustc_hash::FxHashSet::default();
+    (0..=255u8).filter(|&b| seen.insert((lexer_class(b), probe_class[b as usize]))).collect()
+}
+
 /// The id of a probe added to one lexer (and to the lexers cloned from it).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct ProbeId(u32);
@@ -177,15 +205,7 @@ impl Lexer {
         let mut ranges = Vec::new();
         let e = translate(&mut self.exprs, &probe.hir, &mut ranges);
         self.probes.exprs.push((probe.pattern.clone(), e));
-        // A byte's probe class: which translated byte ranges contain it.
-        let mut seen = rustc_hash::FxHashSet::default();
-        let mut reps = Vec::new();
-        for b in 0..=255u8 {
-            let in_ranges: Vec<bool> = ranges.iter().map(|&(lo, hi)| lo <= b && b <= hi).collect();
-            if seen.insert((self.classes.class(b), in_ranges)) {
-                reps.push(b);
-            }
-        }
+        let reps = class_reps(&ranges, |b| self.classes.class(b));
         self.probes.reps.push(reps);
         ProbeId(self.probes.exprs.len() as u32 - 1)
     }
@@ -494,5 +514,46 @@ fn translate(exprs: &mut ExprSet, h: &Hir, ranges: &mut Vec<(u8, u8)>) -> ExprRe
             let mut alts: Vec<ExprRef> = v.iter().map(|x| translate(exprs, x, ranges)).collect();
             exprs.mk_or(&mut alts)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::class_reps;
+
+    /// The byte-by-byte definition: a byte is a representative when no
+    /// earlier byte has its lexer class and its range memberships.
+    fn naive(ranges: &[(u8, u8)], lexer_class: impl Fn(u8) -> usize) -> Vec<u8> {
+        let mut seen = std::collections::HashSet::new();
+        (0..=255u8)
+            .filter(|&b| {
+                let inside: Vec<bool> = ranges.iter().map(|&(lo, hi)| lo <= b && b <= hi).collect();
+                seen.insert((lexer_class(b), inside))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn runs_give_the_representatives_of_bytes() {
+        // A small linear congruential generator: seeded, no dependency.
+        let mut x = 0x2545_f491_u32;
+        let mut next = move || {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (x >> 16) as u8
+        };
+        for case in 0..500 {
+            let n = case % 7;
+            let ranges: Vec<(u8, u8)> = (0..n)
+                .map(|_| {
+                    let (a, b) = (next(), next());
+                    (a.min(b), a.max(b))
+                })
+                .collect();
+            let modulus = 1 + (case % 5) as u8;
+            let class = |b: u8| (b % modulus) as usize + usize::from(b > 127);
+            assert_eq!(class_reps(&ranges, class), naive(&ranges, class), "{ranges:?}");
+        }
+        assert_eq!(class_reps(&[(0, 255)], |_| 0), [0]);
+        assert_eq!(class_reps(&[], |_| 0), [0]);
     }
 }

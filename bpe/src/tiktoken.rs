@@ -167,7 +167,9 @@ impl Tokenizer {
     }
 
     /// OpenAI's `o200k_base` (GPT-4o and later), embedded: 199,998 ranks,
-    /// `<|endoftext|>` = 199999, `<|endofprompt|>` = 200018.
+    /// `<|endoftext|>` = 199999, `<|endofprompt|>` = 200018. Feature `o200k`
+    /// (on by default).
+    #[cfg(feature = "o200k")]
     pub fn o200k_base() -> Tokenizer {
         let mut tok = Tokenizer::from_tiktoken(
             crate::data::O200K_BASE_TIKTOKEN,
@@ -180,7 +182,9 @@ impl Tokenizer {
     }
 
     /// OpenAI's `cl100k_base` (GPT-4, GPT-3.5), embedded: 100,256 ranks and
-    /// five special tokens (`<|endoftext|>` = 100257, ...).
+    /// five special tokens (`<|endoftext|>` = 100257, ...). Feature `cl100k`
+    /// (on by default).
+    #[cfg(feature = "cl100k")]
     pub fn cl100k_base() -> Tokenizer {
         let mut tok = Tokenizer::from_tiktoken(
             crate::data::CL100K_BASE_TIKTOKEN,

@@ -127,6 +127,13 @@ fn ci(root: &Path) -> Result<()> {
             env: vec![],
         },
         Step {
+            // The embedded vocabularies and rayon are features: the crate
+            // builds without them.
+            name: "bpe without default features",
+            args: &["check", "-p", "structgen-bpe", "--no-default-features"],
+            env: vec![],
+        },
+        Step {
             name: "test",
             args: &["test", "--workspace"],
             env: vec![

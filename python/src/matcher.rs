@@ -4,7 +4,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use structgen::toktrie::TokenId;
+use structgen::toktrie::{TokenId, TokenKind};
 use structgen::{Matcher, MatcherError, StopReason};
 
 use crate::array::{Elem, View};
@@ -70,6 +70,18 @@ pub(crate) fn check_bitmask(view: &View<'_>, need: usize) -> PyResult<()> {
         )));
     }
     Ok(())
+}
+
+/// The length of the prefix of `tokens` whose ids name a token of the
+/// vocabulary. The matcher treats an unknown id (a hole, an id past the
+/// tokenizer's) as an error that stops it; validating is a question, so it
+/// stops before such an id instead.
+fn known_prefix(m: &Matcher, tokens: &[TokenId]) -> usize {
+    let trie = m.vocabulary().trie();
+    tokens
+        .iter()
+        .position(|&t| t.index() >= trie.vocab_size() || trie.kind(t) == TokenKind::Hole)
+        .unwrap_or(tokens.len())
 }
 
 impl PyMatcher {
@@ -152,8 +164,9 @@ impl PyMatcher {
     /// returns its length; the matcher stays usable.
     fn accept_tokens(&mut self, tokens: &Bound<'_, PyAny>) -> PyResult<usize> {
         let tokens = token_ids(tokens)?;
+        let tokens = &tokens[..known_prefix(&self.m, &tokens)];
         Ok(self.guarded(0, |m| {
-            let n = m.validate_tokens(&tokens).unwrap_or(0);
+            let n = m.validate_tokens(tokens).unwrap_or(0);
             match m.consume_tokens(&tokens[..n]) {
                 Ok(()) => n,
                 Err(_) => m.num_tokens(),
@@ -162,10 +175,11 @@ impl PyMatcher {
     }
 
     /// How many of `tokens`, from the first, the grammar allows in a row
-    /// (nothing is consumed).
+    /// (nothing is consumed, and the matcher stays usable).
     fn validate_tokens(&mut self, tokens: &Bound<'_, PyAny>) -> PyResult<usize> {
         let tokens = token_ids(tokens)?;
-        Ok(self.guarded(0, |m| m.validate_tokens(&tokens).unwrap_or(0)))
+        let tokens = &tokens[..known_prefix(&self.m, &tokens)];
+        Ok(self.guarded(0, |m| m.validate_tokens(tokens).unwrap_or(0)))
     }
 
     /// Undoes the last `n` consumed tokens.
@@ -275,10 +289,10 @@ impl PyMatcher {
 
     fn __repr__(&self) -> String {
         format!(
-            "<structgen.Matcher {} tokens={} stop_reason={:?}>",
+            "<structgen.Matcher {} tokens={} stop_reason={}>",
             self.m.grammar().kind_name(),
             self.m.num_tokens(),
-            self.stop_reason()
+            self.stop_reason().unwrap_or("None")
         )
     }
 }

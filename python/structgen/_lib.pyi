@@ -277,7 +277,8 @@ class Matcher:
         matcher stays usable after a rejected token."""
     def validate_tokens(self, tokens: Iterable[int]) -> int:
         """How many of ``tokens``, from the first, the grammar allows in a
-        row; nothing is consumed."""
+        row; nothing is consumed and the matcher stays usable (an id that
+        names no token, such as model padding, ends the count)."""
     def rollback(self, n: int) -> None:
         """Undoes the last ``n`` consumed tokens (at most all). Errors stay."""
     def reset(self) -> None:

@@ -74,6 +74,8 @@ pub(crate) fn pytest(root: &Path, args: &[String], require: bool) -> Result<()> 
         "no:cacheprovider",
     ]);
     cmd.args(args);
+    // Nothing written into the source tree (no __pycache__ beside the tests).
+    cmd.env("PYTHONDONTWRITEBYTECODE", "1");
     if require {
         cmd.env(testkit::REQUIRE_DATA_VAR, "1");
         cmd.env(testkit::MODEL_VAR, registry::model(root)?);

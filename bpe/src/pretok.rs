@@ -10,7 +10,7 @@
 //! Every pattern matches at every position (its classes cover all
 //! characters), so the pieces tile the text.
 
-use crate::unicode::{LETTER, LOWER, NUMBER, SPACE, UPPER, flags};
+use crate::unicode::{LETTER, LOWER, NUMBER, SPACE, UPPER, flags, flags_bmp};
 
 /// A pre-tokenization split pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -172,15 +172,60 @@ fn next_boundary(text: &str, i: usize) -> usize {
     j
 }
 
-/// The character at byte `i` and its flags and length, or `None` at the end.
+/// The character at byte `i` (a char boundary) and its flags and length, or
+/// `None` at the end.
 #[inline(always)]
 fn at(text: &str, i: usize) -> Option<(char, u8, usize)> {
-    let b = *text.as_bytes().get(i)?;
+    let bytes = text.as_bytes();
+    let b = *bytes.get(i)?;
     if b < 0x80 {
         return Some((b as char, ASCII[b as usize], 1));
     }
+    // Three-byte characters (CJK, most of the BMP) decoded in place: the
+    // text is valid UTF-8 and `i` a char boundary, so the two continuation
+    // bytes are there and the value is a scalar.
+    if (0xE0..0xF0).contains(&b)
+        && let [_, b1, b2, ..] = bytes[i..]
+    {
+        let cp = u32::from(b & 0x0F) << 12 | u32::from(b1 & 0x3F) << 6 | u32::from(b2 & 0x3F);
+        if let Some(c) = char::from_u32(cp) {
+            return Some((c, flags_bmp(cp as u16), 3));
+        }
+    }
     let c = text[i..].chars().next()?;
     Some((c, flags(c), c.len_utf8()))
+}
+
+/// `[^\r\n\p{L}\p{N}]?[A-Z]*[a-z]*` on ASCII at `s`, when that is the whole
+/// piece of o200k's first two alternatives: the letters end the text or
+/// meet an ASCII byte that is neither a letter nor an apostrophe (which
+/// could start a contraction). `None` when the general path must decide.
+#[inline(always)]
+fn o200k_ascii_word(b: &[u8], s: usize) -> Option<usize> {
+    let c0 = *b.get(s)?;
+    let mut i = s;
+    if !c0.is_ascii_alphabetic() {
+        // The optional prefix: ASCII, not a newline, letter or digit.
+        let next = *b.get(s + 1)?;
+        if c0 >= 0x80 || c0 == b'\r' || c0 == b'\n' || c0.is_ascii_digit() {
+            return None;
+        }
+        if !next.is_ascii_alphabetic() {
+            return None;
+        }
+        i += 1;
+    }
+    while i < b.len() && b[i].is_ascii_uppercase() {
+        i += 1;
+    }
+    while i < b.len() && b[i].is_ascii_lowercase() {
+        i += 1;
+    }
+    match b.get(i) {
+        None => Some(i),
+        Some(&c) if c < 0x80 && c != b'\'' => Some(i),
+        _ => None,
+    }
 }
 
 const fn ascii_flags() -> [u8; 128] {
@@ -330,7 +375,38 @@ pub(crate) fn space_end_resume(
     last_char_start
 }
 
+/// `[^\r\n\p{L}\p{N}]?\p{L}+` (cl100k) or ` ?\p{L}+` (GPT-2, `space_only`)
+/// on ASCII at `s`, when the letters end the text or meet an ASCII byte
+/// that is not a letter. `None` when the general path must decide (a
+/// leading apostrophe may start a contraction).
+#[inline(always)]
+fn ascii_word(b: &[u8], s: usize, space_only: bool) -> Option<usize> {
+    let c0 = *b.get(s)?;
+    let mut i = s;
+    if !c0.is_ascii_alphabetic() {
+        let prefix = if space_only {
+            c0 == b' '
+        } else {
+            c0 < 0x80 && c0 != b'\r' && c0 != b'\n' && c0 != b'\'' && !c0.is_ascii_digit()
+        };
+        if !prefix || !b.get(s + 1)?.is_ascii_alphabetic() {
+            return None;
+        }
+        i += 1;
+    }
+    while i < b.len() && b[i].is_ascii_alphabetic() {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(&c) if c >= 0x80 => None,
+        _ => Some(i),
+    }
+}
+
 fn cl100k_end(text: &str, s: usize, max_digits: usize) -> usize {
+    if let Some(e) = ascii_word(text.as_bytes(), s, false) {
+        return e;
+    }
     let Some((c0, f0, l0)) = at(text, s) else { return s };
     if c0 == '\''
         && let Some(e) = contraction(text, s, true)
@@ -396,6 +472,9 @@ fn o200k_upper_lower(text: &str, p: usize) -> Option<usize> {
 }
 
 fn o200k_end(text: &str, s: usize) -> usize {
+    if let Some(e) = o200k_ascii_word(text.as_bytes(), s) {
+        return e;
+    }
     let Some((c0, f0, l0)) = at(text, s) else { return s };
     let prefix = c0 != '\r' && c0 != '\n' && f0 & (LETTER | NUMBER) == 0;
     // Alternative 1: [^\r\n\p{L}\p{N}]?[A]*[B]+(contraction)?
@@ -453,6 +532,9 @@ fn memchr_space(b: &[u8]) -> Option<usize> {
 }
 
 fn gpt2_end(text: &str, s: usize) -> usize {
+    if let Some(e) = ascii_word(text.as_bytes(), s, true) {
+        return e;
+    }
     let Some((c0, f0, _)) = at(text, s) else { return s };
     if c0 == '\''
         && let Some(e) = contraction(text, s, false)

@@ -98,6 +98,12 @@ fn build() -> Tables {
     Tables { bmp, astral }
 }
 
+/// The class flags of a code point below 0x10000.
+#[inline]
+pub(crate) fn flags_bmp(cp: u16) -> u8 {
+    TABLES.get_or_init(build).bmp[cp as usize]
+}
+
 /// The class flags of `c` (a combination of the constants above).
 #[inline]
 pub(crate) fn flags(c: char) -> u8 {

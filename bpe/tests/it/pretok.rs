@@ -108,3 +108,28 @@ fn tiktoken_cl100k_spelling_agrees() {
         assert_eq!(ours(Pattern::Cl100k, &t), want, "{t:?}");
     }
 }
+
+/// Mostly-ASCII words around the fast paths' exits: apostrophes, case
+/// changes, digits, newlines, and non-ASCII letters and marks right after
+/// ASCII letters.
+fn wordy_text() -> impl Strategy<Value = String> {
+    let chars = prop_oneof![
+        8 => prop::sample::select(vec![
+            'a', 'b', 'Z', 'Q', 'e', 's', 't', 'l', 'r', 'v', 'd', 'm', 'S', 'T', 'L', 'D',
+        ]),
+        3 => prop::sample::select(vec![' ', ' ', '\'', '\n', '\r', '\t', '1', '.', ',', '/', '-', '\u{0B}']),
+        1 => prop::sample::select(vec!['é', 'É', '\u{0301}', 'ß', 'ǅ', 'ʰ', '猫', '\u{00A0}', 'ſ']),
+    ];
+    prop::collection::vec(chars, 0..60).prop_map(|v| v.into_iter().collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn ascii_fast_paths_equal_the_regexes(t in wordy_text()) {
+        for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2] {
+            prop_assert_eq!(ours(p, &t), reference(p, &t), "pattern {:?}", p);
+        }
+    }
+}

@@ -16,7 +16,10 @@
 
 use std::ops::Range;
 
+use crate::incremental::PrefixTable;
+use crate::pretok::Pattern;
 use crate::tokenizer::Tokenizer;
+use crate::unicode::{LETTER, LOWER, NUMBER, SPACE, UPPER, flags};
 
 /// Where [`Tokenizer::chunks`] prefers to cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -79,27 +82,49 @@ impl Tokenizer {
     /// in bytes (0 when not even the first character fits).
     ///
     /// Exact: see the module docs of `chunk.rs` for why restarting at a safe
-    /// piece boundary gives the prefix's count. Candidates are tried from the
-    /// longest possible down; a candidate is skipped without encoding when
-    /// the lower bound `C(b) + ceil((p - b) / L)` (`L` = longest token)
-    /// already exceeds the budget. Typical cost: the pieces up to the cut
-    /// plus a few re-encodings of the last pieces; inside one very long piece
-    /// (a megabyte of spaces) each candidate re-encodes the piece prefix.
+    /// piece boundary gives the prefix's count. Only the first
+    /// `(max_tokens + 1) * L` bytes are read (`L` = longest token: no longer
+    /// prefix fits). Candidates are tried from the longest possible down; a
+    /// candidate is skipped without encoding when the lower bound
+    /// `C(b) + ceil((p - b) / L)` already exceeds the budget. A cut deep
+    /// inside a long piece (a run of one character or class) is counted
+    /// from the piece's prefix table in `O(1)`; other candidates re-encode
+    /// from their safe boundary, usually a word or two. Cost: linear in the
+    /// bytes read for runs and prose.
     pub fn split_at_tokens(&self, text: &str, max_tokens: usize) -> usize {
         let max_len = self.max_token_len().max(1);
+        // Every token covers at most `max_len` bytes of normalized text, and
+        // normalization shrinks text at most threefold (`▁` to a space, NFC),
+        // so a prefix longer than this has more than `max_tokens` tokens.
+        let shrink = if self.normalizer_is_identity() { 1 } else { 3 };
+        let cap = max_tokens.saturating_add(1).saturating_mul(max_len).saturating_mul(shrink);
+        let text = &text[..floor_char_boundary(text, cap.min(text.len()))];
         // Full-text piece boundaries with the tokens before them, and the
         // position from which each boundary is safe.
         let mut bounds: Vec<(usize, usize, usize)> = vec![(0, 0, 0)]; // (b, C(b), safe_from)
+        let mut longs: Vec<LongPiece> = Vec::new();
         let mut buf = Vec::new();
         let mut total = 0usize;
         let mut top = text.len();
         if self.restartable() {
+            let bt = self.model.byte_backtracker(&self.tokens);
             let mut pos = 0;
             for piece in self.pattern.split(text) {
-                buf.clear();
-                self.model.encode_piece(&self.tokens, piece.as_bytes(), &mut buf);
-                total += buf.len();
+                let x = pos;
                 pos += piece.len();
+                match bt.filter(|_| piece.len() >= LONG_PIECE.max(max_len + 1)) {
+                    Some(bt) => {
+                        let budget = max_tokens - total;
+                        let long = LongPiece::new(self, bt, text, x, pos, total, budget);
+                        total += long.count_or_floor(pos - x);
+                        longs.push(long);
+                    }
+                    None => {
+                        buf.clear();
+                        self.model.encode_piece(&self.tokens, piece.as_bytes(), &mut buf);
+                        total += buf.len();
+                    }
+                }
                 let safe = safe_from(text, pos);
                 bounds.push((pos, total, safe));
                 if total > max_tokens {
@@ -113,16 +138,29 @@ impl Tokenizer {
             }
         }
         let mut p = top;
+        let mut k = bounds.len();
         while p > 0 {
             while !text.is_char_boundary(p) {
                 p -= 1;
             }
-            // The largest boundary that is safe for p.
-            let (b, c) = bounds
-                .iter()
-                .rev()
-                .find(|&&(b, _, safe)| b <= p && safe <= p)
-                .map_or((0, 0), |&(b, c, _)| (b, c));
+            if let Some(long) = longs.iter().rev().find(|l| l.x < p && p < l.y)
+                && let Some((n, lowest)) = long.deep_count(self.pattern, text, p, max_len)
+            {
+                if n <= max_tokens {
+                    return p;
+                }
+                // Every cut in `lowest..=p` is deep with a count over budget.
+                p = lowest - 1;
+                continue;
+            }
+            // The largest boundary that is safe for p: `safe_from` grows
+            // with the boundary (and is at least it), so the boundaries safe
+            // for `p` are a prefix of `bounds`, shrinking as `p` falls. The
+            // first, 0, is safe for every `p`.
+            while k > 1 && bounds[k - 1].2 > p {
+                k -= 1;
+            }
+            let (b, c, _) = bounds[k - 1];
             let lower = c + (p - b).div_ceil(max_len);
             if lower <= max_tokens
                 && let Some(n) = self.count_till_limit(&text[b..p], max_tokens - c)
@@ -195,4 +233,233 @@ pub(crate) fn safe_from(text: &str, b: usize) -> usize {
         }
     }
     b + end
+}
+
+/// The largest char boundary of `text` at or before `i` (`i <= text.len()`).
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Pieces at least this long (and longer than every token) get a prefix
+/// table in [`Tokenizer::split_at_tokens`].
+const LONG_PIECE: usize = 64;
+
+/// A cut at `p` inside a long piece is *deep* when the characters around it
+/// stay in one class for this many characters before `p` (and one after).
+const DEEP_CHARS: usize = 4;
+
+/// A long piece `text[x..y]` of the window of
+/// [`Tokenizer::split_at_tokens`], with the BPE count of each of its
+/// prefixes as far as one can still fit.
+struct LongPiece {
+    x: usize,
+    y: usize,
+    /// Tokens of the pieces before `x`.
+    before: usize,
+    /// The last token of every prefix of the piece, up to `table.len()`.
+    table: PrefixTable,
+    /// When the table stops short of `y`: a floor on the BPE count of every
+    /// longer prefix of the piece, above the budget.
+    floor: Option<usize>,
+    /// `safe_from(text, x)`.
+    safe_x: usize,
+    /// The end of the run of whitespace other than `\r` and `\n` that
+    /// starts the piece (`x` when it starts otherwise).
+    ws_end: usize,
+    /// The first character of o200k's "lower" class in the piece (`y` when
+    /// none).
+    first_lower: usize,
+}
+
+/// The table of a long piece grows by this many bytes between checks of
+/// whether any longer prefix can still fit.
+const TABLE_STEP: usize = 1024;
+
+impl LongPiece {
+    /// Builds the table of `text[x..y]` until no longer prefix of the piece
+    /// can have at most `budget` tokens.
+    ///
+    /// The BPE count `d(k)` of the first `k` bytes satisfies
+    /// `d(k) = d(k - len(last token)) + 1`, with a last token of at most `L`
+    /// bytes, so by induction every `k > K` has `d(k) > min(d(K - L + 1..=K))`:
+    /// once that minimum reaches the budget, no longer prefix fits.
+    fn new(
+        tok: &Tokenizer,
+        bt: &crate::backtrack::Backtracker,
+        text: &str,
+        x: usize,
+        y: usize,
+        before: usize,
+        budget: usize,
+    ) -> LongPiece {
+        let max_len = tok.max_token_len().max(1);
+        let mut table = PrefixTable::new(x);
+        let mut floor = None;
+        let mut end = x;
+        while end < y {
+            end = (end + TABLE_STEP).min(y);
+            table.extend(bt, &tok.model, &tok.tokens, text.as_bytes(), end);
+            let k = end - x;
+            if end < y && k >= max_len {
+                let min = (k + 1 - max_len..=k).map(|j| table.count(j)).min().unwrap_or(0);
+                if min >= budget {
+                    floor = Some(min + 1);
+                    break;
+                }
+            }
+        }
+        let piece = &text[x..y];
+        let ws_end = x + piece
+            .char_indices()
+            .find(|&(_, c)| !c.is_whitespace() || c == '\r' || c == '\n')
+            .map_or(piece.len(), |(i, _)| i);
+        let first_lower = x + piece
+            .char_indices()
+            .find(|&(_, c)| flags(c) & LOWER != 0)
+            .map_or(piece.len(), |(i, _)| i);
+        LongPiece { x, y, before, table, floor, safe_x: safe_from(text, x), ws_end, first_lower }
+    }
+
+    /// BPE's count of the first `k` bytes of the piece, or (past the table)
+    /// the floor, which is over the budget.
+    fn count_or_floor(&self, k: usize) -> usize {
+        match self.floor {
+            Some(floor) if k > self.table.len() => floor,
+            _ => self.table.count(k),
+        }
+    }
+
+    /// For a cut `x < p < y` that is deep: the token count of `text[..p]`
+    /// (or a floor over the budget), and the lowest cut of the same class
+    /// run from which every cut up to `p` is deep with the same kind of
+    /// answer (`p` itself inside the table; the run's lowest deep cut past
+    /// the table). `None` when the cut is not deep (the caller counts it
+    /// the slow way).
+    ///
+    /// A deep cut keeps the piece whole, so the count is the tokens before
+    /// `x` plus BPE of `text[x..p]`. The split patterns are leftmost-first
+    /// alternations of class loops, and `text[x..y]` matched some
+    /// alternative `j`. On the shorter text an earlier alternative still
+    /// fails (a match on a prefix is a match on the text; the only
+    /// lookahead, `\s+(?!\S)`, comes before `\s+` alone), and alternative
+    /// `j` still takes every character up to `p` when the characters before
+    /// and at `p` are in one loop's class: letters (`\p{L}+`; for o200k the
+    /// "lower" class, which ends `[A]*[B]+`, or the "upper" one when no
+    /// "lower" character precedes `p`, where `[A]*[B]+` fails and `[A]+`
+    /// takes all), GPT-2's digits, punctuation (`[^\s\p{L}\p{N}]+`, the
+    /// apostrophe excluded) and white space without a newline from `x` on
+    /// (`\s+(?!\S)`). The cut is at least `DEEP_CHARS` characters past the
+    /// piece start, so `x` is safe for `p` (or, for white space, the piece
+    /// before `x` ended where the run starts, which it still sees), and
+    /// more than `L` bytes past it, so the whole-piece shortcut cannot
+    /// apply. Property-tested against exhaustive search in
+    /// `tests/it/chunk.rs`.
+    fn deep_count(
+        &self,
+        pattern: Pattern,
+        text: &str,
+        p: usize,
+        max_len: usize,
+    ) -> Option<(usize, usize)> {
+        let min_p = self.x + max_len.max(4 * DEEP_CHARS) + 1;
+        if p < min_p {
+            return None;
+        }
+        let c = text[p..].chars().next()?;
+        let class = run_class(pattern, c)?;
+        let mut before = text[..p].char_indices().rev();
+        let mut run_start = p;
+        for _ in 0..DEEP_CHARS {
+            let (i, c) = before.next()?;
+            if run_class(pattern, c) != Some(class) {
+                return None;
+            }
+            run_start = i;
+        }
+        let ok = match class {
+            RunClass::Space => p <= self.ws_end,
+            RunClass::Upper => p <= self.first_lower && self.safe_x <= p,
+            _ => self.safe_x <= p,
+        };
+        if !ok {
+            return None;
+        }
+        let k = p - self.x;
+        if k <= self.table.len() {
+            return Some((self.before + self.table.count(k), p));
+        }
+        // Past the table every deep cut is over budget: skip to the lowest
+        // deep cut of this class run that is still past the table.
+        let mut lowest = run_start;
+        for (i, c) in before {
+            if run_class(pattern, c) != Some(class) {
+                break;
+            }
+            lowest = i;
+        }
+        // `lowest` is the run start; the first deep cut is `DEEP_CHARS`
+        // characters further.
+        let first_deep =
+            text[lowest..].char_indices().nth(DEEP_CHARS).map_or(p, |(i, _)| lowest + i);
+        let mut lowest = first_deep.max(self.x + self.table.len() + 1).max(min_p);
+        if class != RunClass::Space {
+            lowest = lowest.max(self.safe_x);
+        }
+        let floor = self.floor.unwrap_or(usize::MAX - self.before);
+        Some((self.before + floor, lowest.min(p)))
+    }
+}
+
+/// The loop classes of the split patterns that a deep cut may fall in (see
+/// [`LongPiece::deep_count`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunClass {
+    /// White space other than `\r` and `\n`.
+    Space,
+    /// `\p{L}` (cl100k, Qwen2, GPT-2).
+    Letter,
+    /// o200k's "lower" class `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
+    Lower,
+    /// o200k's "upper" class without the "lower" one (`\p{Lu}`, `\p{Lt}`).
+    Upper,
+    /// `\p{N}` (GPT-2's ` ?\p{N}+`).
+    Number,
+    /// `[^\s\p{L}\p{N}]` without the apostrophe (and, for o200k, without
+    /// the marks, which its word classes hold).
+    Punct,
+}
+
+fn run_class(pattern: Pattern, c: char) -> Option<RunClass> {
+    let f = flags(c);
+    if f & SPACE != 0 {
+        return (c != '\r' && c != '\n').then_some(RunClass::Space);
+    }
+    match pattern {
+        Pattern::O200k => {
+            if f & LOWER != 0 {
+                Some(RunClass::Lower)
+            } else if f & UPPER != 0 {
+                Some(RunClass::Upper)
+            } else if f & (LETTER | NUMBER) == 0 && c != '\'' {
+                Some(RunClass::Punct)
+            } else {
+                None
+            }
+        }
+        Pattern::Cl100k | Pattern::Qwen2 | Pattern::Gpt2 => {
+            if f & LETTER != 0 {
+                Some(RunClass::Letter)
+            } else if f & NUMBER != 0 {
+                (pattern == Pattern::Gpt2).then_some(RunClass::Number)
+            } else if c != '\'' {
+                Some(RunClass::Punct)
+            } else {
+                None
+            }
+        }
+        Pattern::Whole | Pattern::SentencePiece => None,
+    }
 }

@@ -99,3 +99,51 @@ proptest! {
         }
     }
 }
+
+/// Texts made of runs of one character each, short and long (past the
+/// prefix tables' step), from every class the split patterns loop over:
+/// cuts deep inside long pieces and at their edges.
+fn runs_text() -> impl Strategy<Value = String> {
+    let chars = vec![
+        'a', 's', 'A', 'D', '猫', 'ǅ', 'ʰ', '\u{0301}', ' ', ' ', '\t', '\n', '\r', '1', '.', '/',
+        '\'', '-', '\u{00A0}', 'é',
+    ];
+    let len = prop_oneof![3 => 1usize..6, 2 => 60usize..300, 1 => 900usize..1400];
+    prop::collection::vec((prop::sample::select(chars), len), 1..5)
+        .prop_map(|runs| runs.into_iter().map(|(c, n)| c.to_string().repeat(n)).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn split_at_tokens_on_runs_is_the_longest_fitting_prefix(t in runs_text(), n in 0usize..70) {
+        for tok in [o200k(), cl100k()] {
+            prop_assert_eq!(tok.split_at_tokens(&t, n), exhaustive_split(tok, &t, n), "n = {}", n);
+        }
+    }
+}
+
+/// Hostile inputs: megabytes of one character. Cutting them into chunks
+/// used to re-encode the rest of the text for every candidate cut (minutes
+/// for 40 kB of `a`); the work is now linear in the text, so each of these
+/// finishes in well under a second in an optimized build.
+#[test]
+fn chunks_of_long_runs() {
+    let tok = o200k();
+    for c in ['a', '猫', '.', '7', 'Q'] {
+        let t = c.to_string().repeat((1 << 20) / c.len_utf8());
+        let chunks = tok.chunks(&t, 1000, Boundary::Char);
+        let mut end = 0;
+        for ch in &chunks {
+            assert_eq!(ch.range.start, end);
+            assert!(ch.tokens <= 1000);
+            end = ch.range.end;
+        }
+        assert_eq!(end, t.len());
+        // Each chunk is the longest that fits: one more character does not.
+        let first = chunks[0].range.end;
+        let next = first + c.len_utf8();
+        assert!(tok.count(&t[..next]) > 1000, "{c:?}: {first}");
+    }
+}

@@ -64,15 +64,19 @@
 //!
 //! # Complexity
 //! `n` = input bytes, `L` = longest token (bytes). Encoding and counting are
-//! `O(n * L)` in the worst case with the backtracking encoder (tiktoken's,
-//! GPT-2's and Qwen's vocabularies), `O(n log n)` with the priority-queue
-//! fallback (SentencePiece-style vocabularies, and Llama-3, whose merge
-//! priorities are not monotone; [`Tokenizer::has_linear_encoder`] tells).
+//! `O(n * L)` in the worst case with the backtracking encoder (tiktoken's
+//! vocabularies and every shared `tokenizer.json`, Llama-3's non-monotone
+//! merges and SentencePiece-style characters included; see `DESIGN.md`),
+//! `O(n log n)` with the priority-queue fallback for a vocabulary it does not
+//! admit ([`Tokenizer::has_linear_encoder`] tells). Memory while encoding is
+//! linear in the longest piece (a few bytes per byte: 100 MB of one letter
+//! through Llama-3 peaks at about 65 MB above the text).
 //! Loading is linear in the file size; the first long piece adds the trie
 //! build, `O(V log V)` (and, for a vocabulary that is not embedded, settling
-//! every token: `O(V * L)` lookups). `split_at_tokens` re-encodes the
-//! last pieces; inside one huge piece (a megabyte of spaces) that costs the
-//! piece's length per candidate. The incremental encoders cost `O(1)`
+//! every token: `O(V * L)` lookups). `split_at_tokens` reads at most
+//! `(n_tokens + 1) * L` bytes and re-encodes the last pieces, except inside a
+//! long piece, where cuts within a run of one character class are counted
+//! from a prefix table: linear on runs (see `DESIGN.md`, "Budgets"). The incremental encoders cost `O(1)`
 //! amortized per appended or prepended byte plus the open word when read;
 //! inside one huge open piece each settling re-scans it. Interval counting:
 //! `O(n)` preprocessing (long pieces: a table step per byte), then a few

@@ -74,7 +74,16 @@ impl PrefixTable {
                 self.active.push((k as u32, n));
             }
             let mut chosen = (NONE, k);
-            for &(k0, n) in &self.active {
+            // First the previous prefix's last token grown by this byte: in
+            // a run (of spaces, of one letter) the last token usually grows
+            // byte by byte, and the longest candidates all fail. Any order
+            // is exact (one candidate passes).
+            let grown = (k > 0).then(|| (k - tokens.token_len(self.last[k])) as u32);
+            let first = grown.and_then(|g| self.active.iter().position(|&(k0, _)| k0 == g));
+            let order =
+                first.into_iter().chain((0..self.active.len()).filter(|&r| Some(r) != first));
+            for r in order {
+                let (k0, n) = self.active[r];
                 let t = bt.node_token(model, tokens, n);
                 if t == NONE {
                     continue;

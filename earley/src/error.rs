@@ -101,23 +101,38 @@ impl From<LexerError> for GrammarError {
 #[non_exhaustive]
 pub enum ParseError {
     /// The lexer exceeded a limit.
-    Lexer(LexerError),
+    Lexer {
+        /// The lexer's error (which limit, its value).
+        error: LexerError,
+        /// The byte offset in the text where the parser noticed it: the
+        /// bytes consumed when the step that tripped it ends.
+        offset: usize,
+    },
     /// A row would hold more than [`Limits::max_items_per_row`](crate::Limits) items.
     TooManyItems {
         /// The limit.
         limit: usize,
+        /// The byte offset in the text where the row starts (during a
+        /// mask, the consumed bytes plus those of the token being tried).
+        offset: usize,
     },
     /// One mask computation or one consumed token computed more than
     /// [`Limits::max_items_per_step`](crate::Limits) items.
     StepTooExpensive {
         /// The limit.
         limit: usize,
+        /// The byte offset in the text where it tripped, as for
+        /// [`TooManyItems`](ParseError::TooManyItems).
+        offset: usize,
     },
     /// A parser met more than [`Limits::max_phrase_states`](crate::Limits)
     /// permutation-phrase states.
     TooManyPhraseStates {
         /// The limit.
         limit: usize,
+        /// The byte offset in the text where it tripped, as for
+        /// [`TooManyItems`](ParseError::TooManyItems).
+        offset: usize,
     },
     /// A special token named in the grammar is not in the vocabulary.
     UnknownSpecialToken {
@@ -134,16 +149,20 @@ pub enum ParseError {
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ParseError::Lexer(e) => e.fmt(f),
-            ParseError::TooManyItems { limit } => {
-                write!(f, "an Earley row exceeds {limit} items (Limits::max_items_per_row)")
-            }
-            ParseError::StepTooExpensive { limit } => {
-                write!(f, "one step exceeds {limit} Earley items (Limits::max_items_per_step)")
-            }
-            ParseError::TooManyPhraseStates { limit } => {
-                write!(f, "more than {limit} permutation-phrase states (Limits::max_phrase_states)")
-            }
+            ParseError::Lexer { error, offset } => write!(f, "at byte {offset}: {error}"),
+            ParseError::TooManyItems { limit, offset } => write!(
+                f,
+                "at byte {offset}: an Earley row exceeds {limit} items (Limits::max_items_per_row)"
+            ),
+            ParseError::StepTooExpensive { limit, offset } => write!(
+                f,
+                "at byte {offset}: one step exceeds {limit} Earley items (Limits::max_items_per_step)"
+            ),
+            ParseError::TooManyPhraseStates { limit, offset } => write!(
+                f,
+                "at byte {offset}: more than {limit} permutation-phrase states \
+                 (Limits::max_phrase_states)"
+            ),
             ParseError::UnknownSpecialToken { name } => {
                 write!(f, "special token {name} is not in the vocabulary")
             }
@@ -154,4 +173,26 @@ impl std::fmt::Display for ParseError {
     }
 }
 
-impl std::error::Error for ParseError {}
+impl ParseError {
+    /// The byte offset in the text where the error happened, for the errors
+    /// that have one (limits and rejections).
+    pub fn offset(&self) -> Option<usize> {
+        match *self {
+            ParseError::Lexer { offset, .. }
+            | ParseError::TooManyItems { offset, .. }
+            | ParseError::StepTooExpensive { offset, .. }
+            | ParseError::TooManyPhraseStates { offset, .. }
+            | ParseError::Rejected { offset } => Some(offset),
+            ParseError::UnknownSpecialToken { .. } => None,
+        }
+    }
+}
+
+impl std::error::Error for ParseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ParseError::Lexer { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}

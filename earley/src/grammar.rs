@@ -90,6 +90,44 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// These limits with [`lexer`](Limits::lexer) set to `value` (the lexer's limits).
+    pub fn with_lexer(mut self, value: LexerLimits) -> Limits {
+        self.lexer = value;
+        self
+    }
+
+    /// These limits with [`max_symbols`](Limits::max_symbols) set to `value`.
+    pub fn with_max_symbols(mut self, value: usize) -> Limits {
+        self.max_symbols = value;
+        self
+    }
+
+    /// These limits with [`max_rules`](Limits::max_rules) set to `value`.
+    pub fn with_max_rules(mut self, value: usize) -> Limits {
+        self.max_rules = value;
+        self
+    }
+
+    /// These limits with [`max_items_per_row`](Limits::max_items_per_row) set to `value`.
+    pub fn with_max_items_per_row(mut self, value: usize) -> Limits {
+        self.max_items_per_row = value;
+        self
+    }
+
+    /// These limits with [`max_items_per_step`](Limits::max_items_per_step) set to `value`.
+    pub fn with_max_items_per_step(mut self, value: usize) -> Limits {
+        self.max_items_per_step = value;
+        self
+    }
+
+    /// These limits with [`max_phrase_states`](Limits::max_phrase_states) set to `value`.
+    pub fn with_max_phrase_states(mut self, value: usize) -> Limits {
+        self.max_phrase_states = value;
+        self
+    }
+}
+
 /// A permutation phrase: members that may come in any order, each name at
 /// most once (an ID/LP rule; Cameron's permutation phrases). The
 /// nonterminal it defines derives every sequence `m1 sep m2 sep … mk` of

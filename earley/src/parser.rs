@@ -10,6 +10,7 @@ use toktrie::{Recognizer, StateRecognizer, TokenId};
 use crate::error::ParseError;
 use crate::grammar::{END, Grammar, GrammarInner, SpecialToken, SymbolKind};
 
+mod complete;
 mod options;
 mod permutation;
 pub use options::MaxTokensOutcome;
@@ -161,6 +162,9 @@ pub struct Parser {
     hidden_pending: u32,
     /// The states of permutation phrases met so far.
     phrases: PhraseStates,
+    /// Per row number: the index of a large row's items by expected
+    /// symbol, for completion (see `parser/complete.rs`).
+    row_index: Vec<complete::RowIndex>,
 }
 
 impl Parser {
@@ -208,6 +212,7 @@ impl Parser {
             next_row_id: 0,
             hidden_pending: 0,
             phrases: PhraseStates::default(),
+            row_index: Vec::new(),
         };
         // Row 0: predict the synthetic start symbol.
         let start = p.g.start;
@@ -234,7 +239,7 @@ impl Parser {
         if self.error.is_none()
             && let Some(e) = self.lexer.error()
         {
-            self.error = Some(ParseError::Lexer(e.clone()));
+            self.error = Some(ParseError::Lexer { error: e.clone(), offset: self.offset() });
         }
         match &self.error {
             Some(e) => Err(e.clone()),
@@ -270,6 +275,12 @@ impl Parser {
     /// The number of bytes consumed (frames above the start).
     pub fn num_bytes(&self) -> usize {
         self.frames.len() - 1
+    }
+
+    /// The byte offset errors report: the frames above the start (the
+    /// consumed bytes, plus during a mask walk the bytes pushed by it).
+    fn offset(&self) -> usize {
+        self.frames.len().saturating_sub(1)
     }
 
     /// Starts a new step (one mask or one token) for
@@ -492,7 +503,8 @@ impl Parser {
         }
         if d as u64 >= MAX_ROWS as u64 {
             // Frames pack the row in 30 bits.
-            self.error = Some(ParseError::TooManyItems { limit: MAX_ROWS as usize });
+            self.error =
+                Some(ParseError::TooManyItems { limit: MAX_ROWS as usize, offset: self.offset() });
             return None;
         }
         self.rows.truncate(d);
@@ -571,7 +583,8 @@ impl Parser {
         let max_row = self.g.limits.max_items_per_row;
         while i < self.items.len() {
             if self.items.len() - start > max_row {
-                self.error = Some(ParseError::TooManyItems { limit: max_row });
+                self.error =
+                    Some(ParseError::TooManyItems { limit: max_row, offset: self.offset() });
                 self.items.truncate(start);
                 return;
             }
@@ -602,7 +615,8 @@ impl Parser {
         self.stats.rows_computed += 1;
         let max_step = self.g.limits.max_items_per_step;
         if self.step_items > max_step {
-            self.error = Some(ParseError::StepTooExpensive { limit: max_step });
+            self.error =
+                Some(ParseError::StepTooExpensive { limit: max_step, offset: self.offset() });
             self.items.truncate(start);
             return;
         }
@@ -674,6 +688,10 @@ impl Parser {
     fn complete_symbol(&mut self, lhs: u32, origin: u32) {
         let o = self.rows[origin as usize];
         let wrapper = self.g.wrapper_of[lhs as usize] != 0;
+        if o.end - o.start > complete::INDEX_MIN {
+            self.complete_indexed(lhs, origin, wrapper);
+            return;
+        }
         for j in o.start..o.end {
             let jt = self.items[j as usize];
             let jp = pos_of(jt);

@@ -36,6 +36,38 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// These limits with [`max_source_bytes`](Limits::max_source_bytes) set to `value`.
+    pub fn with_max_source_bytes(mut self, value: usize) -> Limits {
+        self.max_source_bytes = value;
+        self
+    }
+
+    /// These limits with [`max_nesting`](Limits::max_nesting) set to `value`.
+    pub fn with_max_nesting(mut self, value: usize) -> Limits {
+        self.max_nesting = value;
+        self
+    }
+
+    /// These limits with [`max_nodes`](Limits::max_nodes) set to `value`.
+    pub fn with_max_nodes(mut self, value: usize) -> Limits {
+        self.max_nodes = value;
+        self
+    }
+
+    /// These limits with [`max_repeat`](Limits::max_repeat) set to `value`.
+    pub fn with_max_repeat(mut self, value: u32) -> Limits {
+        self.max_repeat = value;
+        self
+    }
+
+    /// These limits with [`max_terminal_nodes`](Limits::max_terminal_nodes) set to `value`.
+    pub fn with_max_terminal_nodes(mut self, value: usize) -> Limits {
+        self.max_terminal_nodes = value;
+        self
+    }
+}
+
 /// How the Lark and GBNF front-ends parse and compile a grammar.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]

@@ -60,7 +60,14 @@ fn to_error(e: GrammarError, source: &str) -> Error {
                 }
                 None => Error::new(ErrorKind::Invalid, message.clone()),
             },
-            _ => Error::new(ErrorKind::Limit, e.to_string()),
+            // The regex is the one lexeme: a limit it trips is located at
+            // its start.
+            _ => Error::at_location(
+                ErrorKind::Limit,
+                e.to_string(),
+                location_at_char(source, 0),
+                source,
+            ),
         },
         GrammarError::EmptyLanguage { .. } => {
             Error::new(ErrorKind::Invalid, "the regular expression matches nothing")

@@ -40,6 +40,19 @@ pub enum LexerErrorKind {
         /// The limit.
         limit: usize,
     },
+    /// A lexeme whose derivatives could grow wider than
+    /// [`LexerLimits::max_repeat_width`](crate::LexerLimits) terms (nested
+    /// counted repetitions of nullable bodies, like `((a*){100}){100}`).
+    RepeatTooWide {
+        /// The lexeme.
+        lexeme: LexemeId,
+        /// Its name.
+        name: String,
+        /// The estimated width.
+        width: u64,
+        /// The limit.
+        limit: u64,
+    },
 }
 
 /// A lexer error; [`kind`](LexerError::kind) says what went wrong.
@@ -56,6 +69,17 @@ impl LexerError {
     /// What went wrong.
     pub fn kind(&self) -> &LexerErrorKind {
         &self.kind
+    }
+
+    /// The lexeme at fault, when the error is about one.
+    pub fn lexeme(&self) -> Option<LexemeId> {
+        match &self.kind {
+            LexerErrorKind::Regex { lexeme, .. }
+            | LexerErrorKind::EngineFault { lexeme, .. }
+            | LexerErrorKind::RepeatTooWide { lexeme, .. } => Some(*lexeme),
+            LexerErrorKind::RelevanceFuel { lexeme, .. } => *lexeme,
+            LexerErrorKind::TooManyStates { .. } | LexerErrorKind::TooManyExprs { .. } => None,
+        }
     }
 }
 
@@ -80,6 +104,12 @@ impl std::fmt::Display for LexerError {
             LexerErrorKind::TooManyExprs { limit } => write!(
                 f,
                 "the lexer needs more than {limit} expression nodes (LexerLimits::max_exprs)"
+            ),
+            LexerErrorKind::RepeatTooWide { name, width, limit, .. } => write!(
+                f,
+                "lexeme {name} nests counted repetitions of patterns that match the empty \
+                 string: its derivatives could hold {width} terms, more than the limit of \
+                 {limit} (LexerLimits::max_repeat_width); write `(a*){{100}}` as `a*`"
             ),
         }
     }

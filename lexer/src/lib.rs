@@ -132,6 +132,7 @@ mod error;
 mod leaves;
 mod lexer;
 mod spec;
+mod width;
 
 pub use derivre::RegexAst;
 pub use error::{LexerError, LexerErrorKind};

@@ -122,16 +122,54 @@ pub struct LexerLimits {
     /// are dropped like those out of `relevance_fuel` (llguidance's
     /// `step_lexer_fuel` plays this part and stops the parser instead).
     pub step_fuel: u64,
+    /// The widest derivative a lexeme's regex may make, as estimated when
+    /// the lexer is built: nested counted repetitions of nullable bodies
+    /// multiply (`((a*){100}){100}` makes derivatives of about 10,000
+    /// terms, each byte of a mask walk rebuilding one); see `width.rs`.
+    pub max_repeat_width: u64,
 }
 
 impl Default for LexerLimits {
     fn default() -> LexerLimits {
         LexerLimits {
-            max_states: 50_000,
+            max_states: 250_000,
             max_exprs: 2_000_000,
             relevance_fuel: 100_000,
             step_fuel: 400_000,
+            max_repeat_width: 1_000,
         }
+    }
+}
+
+impl LexerLimits {
+    /// These limits with [`max_states`](LexerLimits::max_states) set to `value`.
+    pub fn with_max_states(mut self, value: usize) -> LexerLimits {
+        self.max_states = value;
+        self
+    }
+
+    /// These limits with [`max_exprs`](LexerLimits::max_exprs) set to `value`.
+    pub fn with_max_exprs(mut self, value: usize) -> LexerLimits {
+        self.max_exprs = value;
+        self
+    }
+
+    /// These limits with [`relevance_fuel`](LexerLimits::relevance_fuel) set to `value`.
+    pub fn with_relevance_fuel(mut self, value: u64) -> LexerLimits {
+        self.relevance_fuel = value;
+        self
+    }
+
+    /// These limits with [`step_fuel`](LexerLimits::step_fuel) set to `value`.
+    pub fn with_step_fuel(mut self, value: u64) -> LexerLimits {
+        self.step_fuel = value;
+        self
+    }
+
+    /// These limits with [`max_repeat_width`](LexerLimits::max_repeat_width) set to `value`.
+    pub fn with_max_repeat_width(mut self, value: u64) -> LexerLimits {
+        self.max_repeat_width = value;
+        self
     }
 }
 

@@ -10,6 +10,7 @@ mod bitmask;
 mod forced;
 mod options;
 mod sliced;
+mod strict;
 pub use bitmask::{BatchError, fill_bitmask_batch, fill_bitmask_rows};
 pub use forced::{DEFAULT_MAX_FORCED_BYTES, ForcedTokens};
 pub use options::Backtrack;
@@ -46,6 +47,15 @@ pub enum MatcherError {
         /// Words given.
         got: usize,
     },
+    /// The lexer refused a derivative for lack of fuel during this step,
+    /// and the matcher was built
+    /// [`with_refusals_as_errors`](Matcher::with_refusals_as_errors).
+    FuelRefused {
+        /// Refusals during the step.
+        refusals: u64,
+        /// The byte offset in the consumed text where the step started.
+        offset: usize,
+    },
     /// The matcher panicked while filling its row in
     /// [`fill_bitmask_rows`] or [`fill_bitmask_batch`] (a bug in structgen):
     /// the panic was caught so that the other rows of the batch are filled,
@@ -73,6 +83,11 @@ impl std::fmt::Display for MatcherError {
             MatcherError::BitmaskTooSmall { need, got } => {
                 write!(f, "a bitmask row of {got} words is too small: the vocabulary needs {need}")
             }
+            MatcherError::FuelRefused { refusals, offset } => write!(
+                f,
+                "at byte {offset}: the lexer refused {refusals} derivative(s) for lack of fuel \
+                 (LexerLimits::relevance_fuel, LexerLimits::step_fuel); the exact mask is unknown"
+            ),
             MatcherError::Panicked { message } => {
                 write!(f, "internal error (a bug in structgen, please report it): {message}")
             }
@@ -191,6 +206,8 @@ pub struct Matcher {
     /// Token counts and backtracking of the lexeme options `max_tokens=`
     /// and `stop=` (see `matcher/options.rs`).
     options: options::LexemeOptions,
+    /// Whether a fuel refusal fails the step (see `matcher/strict.rs`).
+    refusals_as_errors: bool,
 }
 
 impl Matcher {
@@ -222,6 +239,7 @@ impl Matcher {
     /// mask computed.
     pub(crate) fn build(vocab: &Vocabulary, grammar: Grammar) -> Result<Matcher, MatcherError> {
         let trie = vocab.trie().clone();
+        strict::check_token_ids(grammar, &trie)?;
         let parser = {
             let t = trie.clone();
             Parser::new(grammar.earley(), &move |name| t.special_by_name(name))?
@@ -243,6 +261,7 @@ impl Matcher {
             slicer: None,
             forcing: None,
             options,
+            refusals_as_errors: false,
         };
         m = m.with_slicer(vocab.slicer().cloned());
         if let Some(c) = vocab.coalescer() {
@@ -323,6 +342,7 @@ impl Matcher {
         }
         self.mask_key = None;
         self.parser.begin_step();
+        let refusals = self.fuel_refusals();
         if self.status.can_extend {
             if !self.sliced_mask() {
                 self.trie.compute_mask_by_state(&mut self.parser, &mut self.mask);
@@ -336,6 +356,9 @@ impl Matcher {
         }
         if let Err(e) = self.parser.check() {
             return Err(self.fail(e.into()));
+        }
+        if let Some(e) = self.refusal_error(refusals) {
+            return Err(self.fail(e));
         }
         let ends_lexeme = self.parser.eos_ends_lexeme();
         for i in 0..self.stop_tokens.len() {
@@ -392,14 +415,20 @@ impl Matcher {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
+        let refusals = self.fuel_refusals();
         match self.try_step(token) {
             Ok(Some(step)) => {
                 self.steps.push(step);
                 self.forcing_consumed(token);
+                if let Some(e) = self.refusal_error(refusals) {
+                    return Err(self.fail(e));
+                }
                 self.refresh_status()
             }
             Ok(None) => {
-                let e = MatcherError::TokenRejected { token, position: self.steps.len() };
+                let e = self
+                    .refusal_error(refusals)
+                    .unwrap_or(MatcherError::TokenRejected { token, position: self.steps.len() });
                 Err(self.fail(e))
             }
             Err(e) => Err(self.fail(e)),

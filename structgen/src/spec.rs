@@ -92,6 +92,47 @@ impl GrammarSpec {
 ///
 /// `#[non_exhaustive]`: start from [`CompileOptions::default`] and set
 /// fields, so that a new setting is never a breaking change.
+///
+/// # Limits
+/// Every resource a hostile grammar or text can exhaust has a limit; each
+/// limit struct has a `with_*` setter per field:
+///
+/// ```
+/// use structgen::{CompileOptions, earley, grammar, lexer};
+///
+/// let lexer = lexer::LexerLimits::default().with_max_states(10_000);
+/// let parser = earley::Limits::default().with_lexer(lexer).with_max_items_per_row(5_000);
+/// let front = grammar::Limits::default().with_max_source_bytes(1 << 20);
+/// let options = CompileOptions::default().with_parser_limits(parser).with_front_end_limits(front);
+/// # let _ = options;
+/// ```
+///
+/// A limit hit while compiling is an [`Error`] of kind
+/// [`ErrorKind::Limit`] naming the limit and its value, located at the
+/// construct (line and column; for a regex, its start). A limit hit while
+/// matching is a [`MatcherError::Parse`](crate::MatcherError) naming the
+/// limit, its value and the byte offset in the text. Fuel refusals (an
+/// emptiness check out of fuel) are not errors by default: the mask is a
+/// subset of the exact one and [`Matcher::fuel_refusals`](crate::Matcher)
+/// counts them; [`Matcher::with_refusals_as_errors`](crate::Matcher)
+/// makes them errors.
+///
+/// | limit | default | llguidance 1.x | why ours |
+/// | --- | --- | --- | --- |
+/// | `grammar::Limits::max_source_bytes` (Lark, GBNF, regex, choices) | 16 MiB | none | a bound before any parsing |
+/// | `grammar::Limits::max_nesting` | 200 | none (recursion) | bounds the parsers' stack |
+/// | `grammar::Limits::max_nodes` | 2,000,000 | `max_grammar_size` 500,000 | counts expressions, not symbols |
+/// | `grammar::Limits::max_repeat` | 100,000 | none | `x{m,n}` costs `O(log n)` rules |
+/// | `grammar::Limits::max_terminal_nodes` | 1,000,000 | none | terminal inlining can double per level |
+/// | `earley::Limits::max_rules` / `max_symbols` | 500,000 | `max_grammar_size` 500,000 | the same order |
+/// | `earley::Limits::max_items_per_row` | 100,000 | `max_items_in_row` 2,000 | completion is indexed in large rows (`O(k log k)`), so a 16,000-rule chain is legitimate here |
+/// | `earley::Limits::max_items_per_step` | 5,000,000 | `step_max_items` 50,000 | ours counts the items of every row a mask walk computes (a row per distinct lexeme end), llguidance's fewer |
+/// | `earley::Limits::max_phrase_states` | 1,000,000 | (no permutation phrases) | one per set of names met |
+/// | `lexer::LexerLimits::max_states` | 250,000 | `max_lexer_states` 250,000 | a 60 KB literal or `\d{1,100000}` needs one state per byte; about `4 · (C + 1)` bytes each for `C` byte classes |
+/// | `lexer::LexerLimits::max_exprs` | 2,000,000 | none | derivre's expression set |
+/// | `lexer::LexerLimits::relevance_fuel` | 100,000 per check | `initial_lexer_fuel` 1,000,000 (compile) | one check; a step is bounded apart |
+/// | `lexer::LexerLimits::step_fuel` | 400,000 per mask or token | `step_lexer_fuel` 200,000 | learned witnesses make most checks free, so the budget goes to the hard ones |
+/// | `lexer::LexerLimits::max_repeat_width` | 1,000 | none (the same growth) | `((a*){100}){100}` makes derivatives of ~10,000 terms: seconds per mask |
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CompileOptions {

@@ -4,6 +4,9 @@
 //!   in release mode by the `structgen-bench` binary of the `compare` crate;
 //!   each suite prints a Markdown table and writes `target/bench/<suite>.json`
 //!   and `target/bench/<suite>.md`.
+//! - `cargo xtask fuzz <target|all> [--time SECS] [--execs N] [--seed S]`: a
+//!   mutation campaign (the `structgen-fuzz` binary of the `fuzz` crate, in
+//!   release mode); minimized failures go to `target/fuzz/<target>/`.
 //! - `cargo xtask tidy`: the house-rule checks (also run as a test).
 //! - `cargo xtask test`: the newcomer's tests: `cargo test` on the default
 //!   members (no peers to build), then the tests that skipped for a missing
@@ -37,6 +40,9 @@ usage: cargo xtask <command>
 
 commands:
   bench <suite> [ARGS...]  run a benchmark suite (`cargo xtask bench list` lists them)
+  fuzz <target|all> [--time SECS] [--execs N] [--seed S]
+                           a mutation campaign (lark, gbnf, regex, json-schema,
+                           tokenizer-json, tiktoken, matcher)
   tidy                     check the house rules
   test                     the tests without the peers; lists skipped tests
   pytest [ARGS...]         build the wheel into target/venv and run pytest python/tests
@@ -59,6 +65,7 @@ fn run(args: &[String]) -> Result<()> {
     let root = workspace_root();
     match args.first().map(String::as_str) {
         Some("bench") => bench(&root, &args[1..]),
+        Some("fuzz") => fuzz(&root, &args[1..]),
         Some("tidy") => {
             let problems = tidy::check(&root)?;
             if problems.is_empty() {
@@ -115,6 +122,23 @@ fn bench(root: &Path, args: &[String]) -> Result<()> {
     Ok(())
 }
 
+fn fuzz(root: &Path, args: &[String]) -> Result<()> {
+    if args.is_empty() {
+        bail!("usage: cargo xtask fuzz <target|all> [--time SECS] [--execs N] [--seed S]");
+    }
+    let status = Command::new(cargo())
+        .current_dir(root)
+        .args(["run", "--release", "--quiet", "--package", "structgen-fuzz"])
+        .arg("--")
+        .args(args)
+        .status()
+        .context("cannot start cargo")?;
+    if !status.success() {
+        bail!("the fuzz campaign on `{}` found failures", args[0]);
+    }
+    Ok(())
+}
+
 /// One step of `cargo xtask ci`: a cargo command and its environment.
 struct Step {
     name: &'static str,
@@ -123,7 +147,7 @@ struct Step {
 }
 
 /// The crates `cargo package` must accept (every one without `publish = false`).
-const UNPUBLISHED: &[&str] = &["compare", "xtask", "testkit"];
+const UNPUBLISHED: &[&str] = &["compare", "xtask", "testkit", "structgen-fuzz"];
 
 fn ci(root: &Path) -> Result<()> {
     let started = Instant::now();

@@ -109,7 +109,8 @@ impl Parser {
         }
         let limit = self.g.limits.max_phrase_states;
         if ps.states.len() >= limit {
-            self.error = Some(ParseError::TooManyPhraseStates { limit });
+            let offset = self.frames.len().saturating_sub(1);
+            self.error = Some(ParseError::TooManyPhraseStates { limit, offset });
             return None;
         }
         let id = ps.states.len() as u32;

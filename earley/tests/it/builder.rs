@@ -241,7 +241,7 @@ fn right_recursion_hits_the_row_limit_with_an_error() {
         }
     }
     let err = err.expect("the item limit must be hit");
-    assert!(matches!(err, earley::ParseError::TooManyItems { limit: 200 }), "{err}");
+    assert!(matches!(err, earley::ParseError::TooManyItems { limit: 200, .. }), "{err}");
     // sticky
     assert!(p.try_consume_byte(b'a').is_err());
     assert!(p.is_accepting().is_err());

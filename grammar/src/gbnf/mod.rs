@@ -120,35 +120,68 @@ fn check_expr(e: &ast::Expr, index: &HashMap<&str, usize>, src: &str) -> Result<
 
 /// The rules that become terminals: not `root`, and built only from
 /// literals, classes, `.` and terminal rules (least fixed point).
+///
+/// A worklist over the reverse references, so the cost is linear in the
+/// grammar whatever the rule order (iterating passes to the fixed point
+/// took one pass per rule on a chain written callee-last: 50,000 chained
+/// rules took minutes, to end in the error of
+/// [`Limits::max_nesting`](crate::Limits) that the terminal chain trips).
 fn terminal_rules(grammar: &ast::Grammar) -> HashSet<&str> {
-    let mut terminal: HashSet<&str> = HashSet::new();
-    loop {
-        let mut changed = false;
-        for r in &grammar.rules {
-            if r.name != ROOT
-                && !terminal.contains(r.name.as_str())
-                && alts_terminal(&r.body, &terminal)
-            {
-                terminal.insert(&r.name);
-                changed = true;
-            }
+    let index: HashMap<&str, usize> =
+        grammar.rules.iter().enumerate().map(|(i, r)| (r.name.as_str(), i)).collect();
+    // For each rule that may become a terminal, the distinct rules it
+    // references that are not yet known to be terminals.
+    let mut pending: Vec<Option<usize>> = vec![None; grammar.rules.len()];
+    let mut referenced_by: Vec<Vec<usize>> = vec![Vec::new(); grammar.rules.len()];
+    let mut ready = Vec::new();
+    for (i, r) in grammar.rules.iter().enumerate() {
+        if r.name == ROOT {
+            continue;
         }
-        if !changed {
-            return terminal;
+        let mut names = HashSet::new();
+        if !alts_names(&r.body, &mut names) {
+            continue;
+        }
+        let mut deps: Vec<usize> = names.iter().filter_map(|n| index.get(n).copied()).collect();
+        deps.sort_unstable();
+        for &d in &deps {
+            referenced_by[d].push(i);
+        }
+        pending[i] = Some(deps.len());
+        if deps.is_empty() {
+            ready.push(i);
         }
     }
+    let mut terminal: HashSet<&str> = HashSet::new();
+    while let Some(i) = ready.pop() {
+        terminal.insert(grammar.rules[i].name.as_str());
+        for &q in &referenced_by[i] {
+            if let Some(n) = &mut pending[q] {
+                *n -= 1;
+                if *n == 0 {
+                    ready.push(q);
+                }
+            }
+        }
+    }
+    terminal
 }
 
-fn alts_terminal(alts: &ast::Alternatives, terminal: &HashSet<&str>) -> bool {
-    alts.alternatives.iter().all(|s| s.items.iter().all(|e| expr_terminal(e, terminal)))
+/// Collects the rule names `alts` references; false when it has a
+/// construct that keeps it a rule (a special token).
+fn alts_names<'a>(alts: &'a ast::Alternatives, names: &mut HashSet<&'a str>) -> bool {
+    alts.alternatives.iter().all(|s| s.items.iter().all(|e| expr_names(e, names)))
 }
 
-fn expr_terminal(e: &ast::Expr, terminal: &HashSet<&str>) -> bool {
+fn expr_names<'a>(e: &'a ast::Expr, names: &mut HashSet<&'a str>) -> bool {
     match &e.kind {
         ast::ExprKind::Literal(_) | ast::ExprKind::CharClass { .. } | ast::ExprKind::Any => true,
-        ast::ExprKind::Name(n) => terminal.contains(n.as_str()),
-        ast::ExprKind::Group(g) => alts_terminal(g, terminal),
-        ast::ExprKind::Repeat { inner, .. } => expr_terminal(inner, terminal),
+        ast::ExprKind::Name(n) => {
+            names.insert(n.as_str());
+            true
+        }
+        ast::ExprKind::Group(g) => alts_names(g, names),
+        ast::ExprKind::Repeat { inner, .. } => expr_names(inner, names),
         ast::ExprKind::Token { .. } => false,
     }
 }

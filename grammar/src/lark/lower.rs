@@ -54,11 +54,7 @@ fn build_error(e: &GrammarError, spans: &HashMap<LexemeId, Span>, src: &str) -> 
         _ => ErrorKind::Build,
     };
     let lexeme = match e {
-        GrammarError::Lexer(le) => match le.kind() {
-            LexerErrorKind::Regex { lexeme, .. } => Some(*lexeme),
-            LexerErrorKind::RelevanceFuel { lexeme, .. } => *lexeme,
-            _ => None,
-        },
+        GrammarError::Lexer(le) => le.lexeme(),
         _ => None,
     };
     match lexeme.and_then(|l| spans.get(&l)) {

@@ -265,6 +265,15 @@ impl<'a> Parser<'a> {
         };
         match name.as_str() {
             "ignore" => {
+                // A bare `%ignore` would ignore the empty string: a silent
+                // no-op that hides a mistake.
+                if matches!(self.peek(), Tok::Newline | Tok::Eof) {
+                    return Err(self.err(
+                        ErrorKind::Syntax,
+                        "`%ignore` needs an expression (`%ignore WS` or `%ignore /[ \\t]+/`)",
+                        start,
+                    ));
+                }
                 let e = self.expansions(true)?;
                 Ok(Item::Ignore(e, start.to(self.prev_span())))
             }

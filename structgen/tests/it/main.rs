@@ -5,5 +5,6 @@
 mod bitmask;
 mod forced;
 mod front_door;
+mod hostile;
 mod lexeme_options;
 mod slicer;

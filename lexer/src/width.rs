@@ -1,0 +1,150 @@
+//! A bound on how many terms a lexeme's derivatives can hold at once, from
+//! nested counted repetitions of nullable bodies, checked when the lexer is
+//! built ([`LexerLimits::max_repeat_width`](crate::LexerLimits)).
+//!
+//! derivre keeps a counted repetition `e{m,n}` as one node with its counts,
+//! so `a{1,100000}` costs one term per derivative. When the body is
+//! nullable (`(a*){100}`), a derivative is a union of the body's remainder
+//! followed by the repetition at every count reached so far: after `k`
+//! bytes up to `min(k, n)` terms that derivre cannot prove equal. Nested,
+//! the counts multiply: `((a*){100}){100}` reaches 10,000 terms, and every
+//! byte of every mask walk rebuilds such a union (7 s for one mask and
+//! 700 MB after 300 bytes, measured before this check). The estimate
+//! multiplies `n + 1` over each chain of nested finite repetitions with
+//! nullable bodies and takes the largest over the other constructs
+//! (alternatives, concatenations and intersections keep their terms apart
+//! in practice). A repetition whose body is not nullable, and an unbounded
+//! one (`e*`: its derivative is `e'·e*`, one term), adds nothing.
+//!
+//! The walk is over the lexeme's [`RegexAst`], with pattern strings parsed
+//! by `regex-syntax`'s syntax-tree parser (no Unicode tables: a fraction of
+//! derivre's own parse; a string that does not parse counts as width 1,
+//! derivre reports the error); it recurses on the nesting depth, which
+//! `regex-syntax` bounds (250 by default) and the front-ends bound for the
+//! trees they build.
+
+use derivre::RegexAst;
+use regex_syntax::ast::{Ast, RepetitionKind, RepetitionRange};
+use rustc_hash::FxHashMap;
+
+/// The width and nullability of pattern strings already seen.
+pub(crate) type Memo = FxHashMap<String, Width>;
+
+/// An estimated derivative width, and whether the expression is nullable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Width {
+    pub(crate) terms: u64,
+    pub(crate) nullable: bool,
+}
+
+const ONE: Width = Width { terms: 1, nullable: false };
+
+/// The width of a lexeme's regex.
+pub(crate) fn of_ast(ast: &RegexAst, memo: &mut Memo) -> Width {
+    match ast {
+        RegexAst::EmptyString => Width { terms: 1, nullable: true },
+        RegexAst::Literal(s) => Width { terms: 1, nullable: s.is_empty() },
+        RegexAst::ByteLiteral(b) => Width { terms: 1, nullable: b.is_empty() },
+        RegexAst::Regex(s) | RegexAst::SearchRegex(s) => {
+            if let Some(&w) = memo.get(s.as_str()) {
+                return w;
+            }
+            let w = match regex_syntax::ast::parse::Parser::new().parse(s) {
+                Ok(ast) => of_syntax(&ast),
+                Err(_) => ONE,
+            };
+            memo.insert(s.clone(), w);
+            w
+        }
+        RegexAst::Concat(args) => {
+            let ws: Vec<Width> = args.iter().map(|a| of_ast(a, memo)).collect();
+            Width { terms: widest(&ws), nullable: ws.iter().all(|w| w.nullable) }
+        }
+        RegexAst::Or(args) => {
+            let ws: Vec<Width> = args.iter().map(|a| of_ast(a, memo)).collect();
+            Width { terms: widest(&ws), nullable: ws.iter().any(|w| w.nullable) }
+        }
+        RegexAst::And(args) => {
+            let ws: Vec<Width> = args.iter().map(|a| of_ast(a, memo)).collect();
+            Width { terms: widest(&ws), nullable: ws.iter().all(|w| w.nullable) }
+        }
+        RegexAst::Not(a) => {
+            let w = of_ast(a, memo);
+            Width { terms: w.terms, nullable: !w.nullable }
+        }
+        RegexAst::LookAhead(a) | RegexAst::JsonQuote(a, _) => of_ast(a, memo),
+        RegexAst::Repeat(a, min, max) => {
+            let max = (*max != u32::MAX).then_some(*max);
+            repeat(of_ast(a, memo), *min, max)
+        }
+        _ => ONE,
+    }
+}
+
+fn of_syntax(ast: &Ast) -> Width {
+    match ast {
+        Ast::Empty(_) | Ast::Flags(_) | Ast::Assertion(_) => Width { terms: 1, nullable: true },
+        Ast::Literal(_) | Ast::Dot(_) | Ast::ClassUnicode(_) | Ast::ClassPerl(_) => ONE,
+        Ast::ClassBracketed(_) => ONE,
+        Ast::Group(g) => of_syntax(&g.ast),
+        Ast::Repetition(r) => {
+            let (min, max) = match &r.op.kind {
+                RepetitionKind::ZeroOrOne => (0, Some(1)),
+                RepetitionKind::ZeroOrMore => (0, None),
+                RepetitionKind::OneOrMore => (1, None),
+                RepetitionKind::Range(RepetitionRange::Exactly(n)) => (*n, Some(*n)),
+                RepetitionKind::Range(RepetitionRange::AtLeast(n)) => (*n, None),
+                RepetitionKind::Range(RepetitionRange::Bounded(m, n)) => (*m, Some(*n)),
+            };
+            repeat(of_syntax(&r.ast), min, max)
+        }
+        Ast::Concat(c) => {
+            let ws: Vec<Width> = c.asts.iter().map(of_syntax).collect();
+            Width { terms: widest(&ws), nullable: ws.iter().all(|w| w.nullable) }
+        }
+        Ast::Alternation(a) => {
+            let ws: Vec<Width> = a.asts.iter().map(of_syntax).collect();
+            Width { terms: widest(&ws), nullable: ws.iter().any(|w| w.nullable) }
+        }
+    }
+}
+
+fn widest(ws: &[Width]) -> u64 {
+    ws.iter().map(|w| w.terms).max().unwrap_or(1)
+}
+
+/// `body{min,max}` (`max` `None`: unbounded).
+fn repeat(body: Width, min: u32, max: Option<u32>) -> Width {
+    let nullable = min == 0 || body.nullable;
+    let terms = match max {
+        Some(max) if max > 1 && body.nullable => body.terms.saturating_mul(u64::from(max) + 1),
+        _ => body.terms,
+    };
+    Width { terms, nullable }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn width(rx: &str) -> u64 {
+        of_ast(&RegexAst::Regex(rx.to_owned()), &mut Memo::default()).terms
+    }
+
+    #[test]
+    fn nested_nullable_repetitions_multiply() {
+        assert_eq!(width("((a*){100}){100}b"), 101 * 101);
+        assert_eq!(width("(a?){0,500}"), 501);
+        assert_eq!(width("a{1,100000}"), 1);
+        assert_eq!(width("[0-9]{1,100000}"), 1);
+        assert_eq!(width("(a*)*"), 1);
+        assert_eq!(width("\"([^\"\\\\]|\\\\.){0,5000}\""), 1);
+        assert_eq!(width("(x(a*){10}){20}"), 11);
+        let ast = RegexAst::Repeat(
+            Box::new(RegexAst::Repeat(Box::new(RegexAst::Regex("a*".into())), 0, 100)),
+            0,
+            100,
+        );
+        assert_eq!(of_ast(&ast, &mut Memo::default()).terms, 101 * 101);
+    }
+}

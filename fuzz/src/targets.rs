@@ -183,10 +183,7 @@ fn matcher(input: &[u8]) -> Result<bool, String> {
         let result = probe.consume_token(token);
         let consumed = result.is_ok();
         let exact = refusals == probe.fuel_refusals();
-        if consumed != in_mask
-            && exact
-            && !matches!(result, Err(MatcherError::Parse(_)))
-        {
+        if consumed != in_mask && exact && !matches!(result, Err(MatcherError::Parse(_))) {
             return Err(format!(
                 "token {} at position {pos}: in the mask {in_mask}, consume_token {result:?}",
                 token.0
@@ -241,7 +238,7 @@ pub(crate) fn builtin_seeds(target: Target) -> Vec<Vec<u8>> {
             "{\"allOf\": [{\"type\": \"string\", \"pattern\": \"a\"}, {\"pattern\": \"b\"}]}",
             "{\"enum\": [1, \"x\", null, [true]]}",
         ],
-        Target::TokenizerJson => &[TINY_TOKENIZER_JSON],
+        Target::TokenizerJson => &[],
         Target::Tiktoken => &["IA== 0\nYQ== 1\nYg== 2\nYWI= 3\n"],
         Target::Matcher => &[
             "start: \"a\"+ \"b\"?\u{FF}\u{1}\u{2}\u{3}",
@@ -252,6 +249,9 @@ pub(crate) fn builtin_seeds(target: Target) -> Vec<Vec<u8>> {
     let mut seeds: Vec<Vec<u8>> = texts.iter().map(|t| t.as_bytes().to_vec()).collect();
     if target == Target::Tiktoken {
         seeds.push(byte_ranks());
+    }
+    if target == Target::TokenizerJson {
+        seeds.push(tiny_tokenizer_json().into_bytes());
     }
     if target == Target::Matcher {
         // `\u{FF}` in a &str is two bytes; the separator is the raw byte.
@@ -276,7 +276,8 @@ fn byte_ranks() -> Vec<u8> {
     for b in 0..=255u8 {
         add(&[b], &mut rank);
     }
-    for m in [&b"he"[..], b"ll", b"hell", b"hello", b" w", b"or", b" wor", b"ld", b" world", b"aa"] {
+    for m in [&b"he"[..], b"ll", b"hell", b"hello", b" w", b"or", b" wor", b"ld", b" world", b"aa"]
+    {
         add(m, &mut rank);
     }
     out
@@ -298,14 +299,35 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// A byte-level BPE `tokenizer.json` with a handful of merges.
-const TINY_TOKENIZER_JSON: &str = r#"{
-  "added_tokens": [{"id": 300, "content": "<|eos|>", "special": true}],
-  "normalizer": null,
-  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
-  "decoder": {"type": "ByteLevel"},
-  "model": {"type": "BPE", "byte_fallback": false,
-    "vocab": {"h": 0, "e": 1, "l": 2, "o": 3, "Ġ": 4, "w": 5, "r": 6, "d": 7, "a": 8,
-              "he": 9, "ll": 10, "hell": 11, "hello": 12, "Ġw": 13},
-    "merges": ["h e", "l l", "he ll", "hell o", "Ġ w"]}
-}"#;
+/// A byte-level BPE `tokenizer.json`: the 256 byte symbols (GPT-2's
+/// byte-to-character map) and a handful of merges.
+fn tiny_tokenizer_json() -> String {
+    let mut symbols = Vec::with_capacity(256);
+    let mut next = 256u32;
+    for b in 0..=255u32 {
+        let printable = (33..=126).contains(&b) || (161..=172).contains(&b) || b >= 174;
+        let c = if printable {
+            b
+        } else {
+            next += 1;
+            next - 1
+        };
+        symbols.push(char::from_u32(c).unwrap_or('?').to_string());
+    }
+    let mut vocab = serde_json::Map::new();
+    for (i, s) in symbols.iter().enumerate() {
+        vocab.insert(s.clone(), i.into());
+    }
+    let merges = ["h e", "l l", "he ll", "hell o", "\u{120} w", "o r", "\u{120}w or"];
+    for (i, m) in merges.iter().enumerate() {
+        vocab.insert(m.replace(' ', ""), (256 + i).into());
+    }
+    serde_json::json!({
+        "added_tokens": [{"id": 300, "content": "<|eos|>", "special": true}],
+        "normalizer": null,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
+        "decoder": {"type": "ByteLevel"},
+        "model": {"type": "BPE", "byte_fallback": false, "vocab": vocab, "merges": merges},
+    })
+    .to_string()
+}

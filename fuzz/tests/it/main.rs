@@ -72,10 +72,14 @@ fn matcher() {
 }
 
 #[test]
-fn builtin_seeds_are_accepted() {
+fn builtin_seeds_run_and_reach_the_deeper_checks() {
     for t in Target::ALL {
+        let mut accepted = 0;
         for s in t.builtin_seeds() {
-            assert_eq!(t.run(&s), Ok(true), "{}: {:?}", t.name(), String::from_utf8_lossy(&s));
+            let r = t.run(&s);
+            assert!(r.is_ok(), "{}: {r:?} on {:?}", t.name(), String::from_utf8_lossy(&s));
+            accepted += usize::from(r == Ok(true));
         }
+        assert!(accepted > 0, "{}: no built-in seed is accepted", t.name());
     }
 }

@@ -79,14 +79,17 @@
 //! A byte that stays inside a lexeme costs one lexer table look-up. A byte
 //! that ends a lexeme costs one row: O(I · R) for `I` items in the row and
 //! `R` the size of the rows completions look into (bounded by
-//! [`Limits::max_items_per_row`]), or O(1) when the row is reused. Memory:
+//! [`Limits::max_items_per_row`]; a row of more than 64 items is indexed by
+//! expected symbol, so `R` becomes `log R` plus the items advanced), or
+//! O(1) when the row is reused. Memory:
 //! 8 bytes per consumed byte (a [`Frame`]) plus 8 bytes per item; a mask walk
 //! adds one frame per trie depth.
 //!
 //! # Errors and panics
 //! Grammar construction returns [`GrammarError`]; parsing returns
-//! [`ParseError`] for exceeded limits, and the parser stays in that error
-//! state. No panics on any grammar or input.
+//! [`ParseError`] for exceeded limits, naming the limit, its value and the
+//! byte offset where it tripped ([`ParseError::offset`]), and the parser
+//! stays in that error state. No panics on any grammar or input.
 //!
 //! # Boundaries
 //! Depends on `lexer` and on `toktrie` for the `Recognizer` and

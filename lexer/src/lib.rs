@@ -84,7 +84,14 @@
 //!
 //! # Errors and panics
 //! Building returns [`LexerError`] for an invalid regex or an exceeded
-//! limit. On the hot path a limit exceeded makes the transition dead and
+//! limit, naming the lexeme when one is at fault ([`LexerError::lexeme`]).
+//! Before any derivative is taken, each lexeme's derivative *width* is
+//! estimated from its syntax (`width.rs`): nested counted repetitions of
+//! bodies that match the empty string multiply (`((a*){100}){100}` makes
+//! derivatives of ~10,000 terms that derivre cannot merge, 7 s for one mask
+//! after 300 bytes), and a lexeme wider than
+//! [`LexerLimits::max_repeat_width`] is refused; `a{1,100000}` and `(a*)*`
+//! have width 1. On the hot path a limit exceeded makes the transition dead and
 //! records a sticky error ([`Lexer::error`]) that callers must check, with
 //! one exception: an emptiness check that runs out of fuel, its own
 //! ([`LexerLimits::relevance_fuel`]) or what is left of its step's

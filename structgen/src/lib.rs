@@ -53,7 +53,11 @@
 //! - Masks are exact: the set of tokens after which the text can still be
 //!   completed to a sentence of the grammar (see the workspace's
 //!   ARCHITECTURE.md for the one counted exception, lexer fuel refusals,
-//!   [`Matcher::fuel_refusals`], which can only make a mask smaller).
+//!   [`Matcher::fuel_refusals`], which can only make a mask smaller;
+//!   [`Matcher::with_refusals_as_errors`] makes them errors instead).
+//! - Every resource has a limit a caller can set ([`CompileOptions`], whose
+//!   docs table the defaults against llguidance's); a limit hit is an error
+//!   naming the limit, its value and its place in the grammar or the text.
 //! - No hidden shared mutable state: a [`Vocabulary`] is immutable and a
 //!   [`Grammar`]'s only state is the write-once start its matchers copy
 //!   (the same for every request); both are shared by `Arc`, matchers

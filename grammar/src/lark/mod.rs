@@ -17,7 +17,8 @@
 //!   syntax as `derivre` reads it (flags `i`, `m`, `s`, `x`, `u`).
 //! - In terminals, intersection `a & b` and complement `~a` (also `~a` in a
 //!   rule, which is then one lexeme, as in llguidance).
-//! - `%ignore expr` (several are alternatives); `%import common.NAME`,
+//! - `%ignore expr` (several are alternatives; a bare `%ignore` is a
+//!   syntax error, not a no-op); `%import common.NAME`,
 //!   `%import common.NAME -> ALIAS`, `%import common (A, B)` with the 25
 //!   terminals of Lark's `common.lark` (see `common.rs`).
 //! - Special tokens `<|name|>`, `<name>` and token ids `<[1,5-9]>`,

@@ -239,7 +239,7 @@ impl Matcher {
     /// mask computed.
     pub(crate) fn build(vocab: &Vocabulary, grammar: Grammar) -> Result<Matcher, MatcherError> {
         let trie = vocab.trie().clone();
-        strict::check_token_ids(grammar, &trie)?;
+        strict::check_token_ids(&grammar, &trie)?;
         let parser = {
             let t = trie.clone();
             Parser::new(grammar.earley(), &move |name| t.special_by_name(name))?

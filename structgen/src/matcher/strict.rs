@@ -19,8 +19,18 @@ impl Matcher {
     /// like every matcher error) on the first mask or token during which
     /// the lexer refused a derivative for lack of fuel, instead of
     /// answering with a mask smaller than the exact one. Off by default.
+    ///
+    /// A matcher computes its first mask when it is created: if that mask
+    /// (or anything since) was refused, the matcher is stopped in this
+    /// error at once.
     pub fn with_refusals_as_errors(mut self, on: bool) -> Matcher {
         self.refusals_as_errors = on;
+        if on && self.error.is_none() {
+            // Everything so far counts as one step that began with none.
+            if let Some(e) = self.refusal_error(0) {
+                self.error = Some(e);
+            }
+        }
         self
     }
 

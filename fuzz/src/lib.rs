@@ -146,6 +146,8 @@ pub struct Report {
     pub accepted: u64,
     /// The first failures (at most ten).
     pub failures: Vec<Failure>,
+    /// The input run last (for a caller that times executions).
+    pub last: Vec<u8>,
 }
 
 /// A mutation campaign over one target from one seed.
@@ -196,10 +198,11 @@ impl Campaign {
                 Ok(accepted) => report.accepted += u64::from(accepted),
                 Err(message) => {
                     if report.failures.len() < self.max_failures {
-                        report.failures.push(Failure { input, message });
+                        report.failures.push(Failure { input: input.clone(), message });
                     }
                 }
             }
+            report.last = input;
         }
         report
     }

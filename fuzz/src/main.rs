@@ -3,7 +3,8 @@
 //! `cargo xtask fuzz`. Prints the executions done and the failures found,
 //! each minimized and written to `--out` (default `target/fuzz/<target>/`);
 //! exits 1 when a failure was found. Executions that take over a second
-//! are reported as slow (a hang in the making).
+//! are counted as slow and written there too (`slow-*`): a hang in the
+//! making, or a loaded machine.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,8 +53,13 @@ fn main() -> ExitCode {
         let budget = Duration::from_secs(secs);
         let mut last = Instant::now();
         let mut slow = 0u64;
+        let dir = out.join(t.name());
         let report = campaign.run_while(|r| {
             if last.elapsed() > Duration::from_secs(1) {
+                // Kept for a look: slow on a loaded machine, or a hang in
+                // the making.
+                let _ = std::fs::create_dir_all(&dir);
+                let _ = std::fs::write(dir.join(format!("slow-{seed}-{slow}")), &r.last);
                 slow += 1;
             }
             last = Instant::now();
@@ -76,7 +82,6 @@ fn main() -> ExitCode {
         for (i, f) in report.failures.iter().enumerate() {
             failed = true;
             let small = minimize(t, &f.input);
-            let dir = out.join(t.name());
             let _ = std::fs::create_dir_all(&dir);
             let path = dir.join(format!("crash-{seed}-{i}"));
             let _ = std::fs::write(&path, &small);

@@ -172,18 +172,7 @@ impl Lexer {
     pub fn new(spec: &LexerSpec, limits: LexerLimits) -> Result<Lexer, LexerError> {
         // Before any derivre work: a lexeme whose derivatives would grow
         // too wide is refused here, with its name.
-        let mut widths = crate::width::Memo::default();
-        for (i, lexeme) in spec.lexemes().iter().enumerate() {
-            let width = crate::width::of_ast(&lexeme.regex, &mut widths).terms;
-            if width > limits.max_repeat_width {
-                return Err(LexerError::new(LexerErrorKind::RepeatTooWide {
-                    lexeme: LexemeId(i as u32),
-                    name: lexeme.name.clone(),
-                    width,
-                    limit: limits.max_repeat_width,
-                }));
-            }
-        }
+        crate::width::check(spec, &limits)?;
         let mut builder = RegexBuilder::new();
         let mut parsed = crate::leaves::Parsed::default();
         let mut roots = Vec::with_capacity(spec.len());

@@ -24,6 +24,9 @@
 //! trees they build.
 
 use derivre::RegexAst;
+
+use crate::error::{LexerError, LexerErrorKind};
+use crate::spec::{LexemeId, LexerLimits, LexerSpec};
 use regex_syntax::ast::{Ast, RepetitionKind, RepetitionRange};
 use rustc_hash::FxHashMap;
 
@@ -38,6 +41,24 @@ pub(crate) struct Width {
 }
 
 const ONE: Width = Width { terms: 1, nullable: false };
+
+/// `Err` for the first lexeme of `spec` wider than
+/// [`LexerLimits::max_repeat_width`].
+pub(crate) fn check(spec: &LexerSpec, limits: &LexerLimits) -> Result<(), LexerError> {
+    let mut memo = Memo::default();
+    for (i, lexeme) in spec.lexemes().iter().enumerate() {
+        let width = of_ast(&lexeme.regex, &mut memo).terms;
+        if width > limits.max_repeat_width {
+            return Err(LexerError::new(LexerErrorKind::RepeatTooWide {
+                lexeme: LexemeId(i as u32),
+                name: lexeme.name.clone(),
+                width,
+                limit: limits.max_repeat_width,
+            }));
+        }
+    }
+    Ok(())
+}
 
 /// The width of a lexeme's regex.
 pub(crate) fn of_ast(ast: &RegexAst, memo: &mut Memo) -> Width {

@@ -124,8 +124,14 @@ fn bare_ignore_is_a_located_syntax_error() {
 #[test]
 fn token_ids_outside_the_vocabulary_are_refused() {
     let vocab = ascii_vocab();
-    for src in ["start: \"a\" <[99999999]>", "start: <[5-200]>"] {
-        let g = Grammar::lark(src).unwrap();
+    let grammars = [
+        Grammar::lark("start: \"a\" <[99999999]>").unwrap(),
+        Grammar::lark("start: <[5-200]>").unwrap(),
+        Grammar::gbnf("root ::= \"a\" <[99999999]>").unwrap(),
+    ];
+    for (src, g) in
+        ["lark <[99999999]>", "lark <[5-200]>", "gbnf <[99999999]>"].iter().zip(grammars)
+    {
         let e = Matcher::new(&vocab, &g).unwrap_err();
         assert!(
             matches!(&e, MatcherError::Parse(ParseError::UnknownSpecialToken { name })

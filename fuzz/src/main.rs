@@ -1,4 +1,5 @@
-//! `structgen-fuzz <target> [--time SECS] [--execs N] [--seed S] [--data DIR] [--out DIR]`:
+//! `structgen-fuzz <target> [--time SECS] [--execs N] [--seed S] [--data DIR] [--out DIR]`
+//! (or `--replay FILE`: one input, timed):
 //! a long mutation campaign on one target (or `all`), run by
 //! `cargo xtask fuzz`. Prints the executions done and the failures found,
 //! each minimized and written to `--out` (default `target/fuzz/<target>/`);
@@ -41,6 +42,16 @@ fn main() -> ExitCode {
             }
         }
     };
+    if let Some(file) = flag("--replay") {
+        // One input, timed: `structgen-fuzz <target> --replay FILE`.
+        let input = std::fs::read(file).unwrap_or_default();
+        for t in targets {
+            let start = Instant::now();
+            let r = t.run(&input);
+            println!("{}: {r:?} in {:.3} s", t.name(), start.elapsed().as_secs_f64());
+        }
+        return ExitCode::SUCCESS;
+    }
     let mut failed = false;
     for t in targets {
         let mut seeds = t.builtin_seeds();

@@ -93,6 +93,17 @@ pub(crate) fn quick_non_empty(ast: &RegexAst) -> Option<bool> {
     }
 }
 
+/// How many of `regexes` cost derivative work when intersected: all but
+/// literals and the negations of finitely many literals (whose
+/// derivatives are a few literals at each step).
+pub(crate) fn costly_regexes(regexes: &[RegexAst]) -> usize {
+    let cheap = |r: &RegexAst| match r {
+        RegexAst::Not(x) => is_finite(x),
+        r => is_finite(r),
+    };
+    regexes.iter().filter(|r| !cheap(r)).count()
+}
+
 /// Whether `ast` surely denotes a finite language.
 fn is_finite(ast: &RegexAst) -> bool {
     match ast {

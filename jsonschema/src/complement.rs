@@ -85,7 +85,10 @@ impl Compiler<'_> {
                     Schema::any_of(bs)
                 }
                 "enum" => match val.as_array() {
-                    Some(vals) => self.complement_values(vals, ptr)?,
+                    Some(vals) => {
+                        self.check_list(k, ptr, vals.len())?;
+                        self.complement_values(vals, ptr)?
+                    }
                     None => return inexpressible(self, k),
                 },
                 "const" => self.complement_values(std::slice::from_ref(val), ptr)?,
@@ -219,6 +222,7 @@ impl Compiler<'_> {
                 "oneOf" => {
                     // Not exactly one: none of the branches, or at least two.
                     let items: &[Value] = val.as_array().map_or(&[], Vec::as_slice);
+                    self.check_list(k, ptr, items.len())?;
                     let mut none = Schema::Any;
                     let mut pos = Vec::with_capacity(items.len());
                     for (i, b) in items.iter().enumerate() {
@@ -273,7 +277,9 @@ impl Compiler<'_> {
                 }
                 "anyOf" => {
                     let mut acc = Schema::Any;
-                    for (i, b) in val.as_array().into_iter().flatten().enumerate() {
+                    let items: &[Value] = val.as_array().map_or(&[], Vec::as_slice);
+                    self.check_list(k, ptr, items.len())?;
+                    for (i, b) in items.iter().enumerate() {
                         let c = self.complement(b, &format!("{kptr}/{i}"), depth + 1)?;
                         acc = self.intersect(acc, c, depth + 1)?;
                     }
@@ -281,7 +287,9 @@ impl Compiler<'_> {
                 }
                 "allOf" => {
                     let mut bs = Vec::new();
-                    for (i, b) in val.as_array().into_iter().flatten().enumerate() {
+                    let items: &[Value] = val.as_array().map_or(&[], Vec::as_slice);
+                    self.check_list(k, ptr, items.len())?;
+                    for (i, b) in items.iter().enumerate() {
                         bs.push(self.complement(b, &format!("{kptr}/{i}"), depth + 1)?);
                     }
                     Schema::any_of(bs)

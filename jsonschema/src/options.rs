@@ -66,6 +66,17 @@ pub struct Limits {
     /// Maximum number of decimal digits in a numeric bound, constant or
     /// `multipleOf`, written out without exponent (`1e-400` has 400).
     pub max_number_digits: usize,
+    /// Maximum number of regexes (patterns, formats, their negations; a
+    /// literal or the negation of finitely many literals does not count)
+    /// one string must match at once. Their intersection is built from
+    /// derivatives whose number can grow exponentially with the count of
+    /// regexes (40 unanchored patterns in one `allOf` took derivre 5.5 GB),
+    /// so the count is checked before any regex work.
+    pub max_string_regexes: usize,
+    /// Maximum number of schemas one `allOf`, `anyOf` or `oneOf` lists.
+    pub max_subschemas: usize,
+    /// Maximum number of values one `enum` lists.
+    pub max_enum_values: usize,
     /// Maximum size of a schema text given to [`compile_str`](crate::compile_str), in bytes.
     pub max_schema_bytes: usize,
     /// Maximum nesting of arrays and objects in a schema text given to
@@ -83,6 +94,9 @@ impl Default for Limits {
             max_rules: 400_000,
             regex_fuel: 20_000,
             max_number_digits: 1_000,
+            max_string_regexes: 12,
+            max_subschemas: 1_000,
+            max_enum_values: 10_000,
             max_schema_bytes: 16 << 20,
             max_json_depth: 512,
         }

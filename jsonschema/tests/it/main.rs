@@ -7,6 +7,7 @@ extern crate structgen_jsonschema as jsonschema;
 
 mod common;
 mod formats;
+mod hostile;
 mod keywords;
 mod maskbench;
 mod numbers;

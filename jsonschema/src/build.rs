@@ -105,7 +105,8 @@ pub(crate) struct Compiler<'a> {
     pub(crate) doc: &'a Value,
     /// The exact spellings of the numbers a float reading changes.
     pub(crate) exact: &'a Exact,
-    pub(crate) index: Index,
+    /// The `$id`s, anchors and referenced documents.
+    pub(crate) index: &'a Index,
     pub(crate) options: &'a Options,
     defs: Vec<Def>,
     def_by_ptr: HashMap<String, DefId>,
@@ -130,11 +131,16 @@ pub(crate) fn ptr_join(ptr: &str, k: &str) -> String {
 }
 
 impl<'a> Compiler<'a> {
-    pub(crate) fn new(doc: &'a Value, exact: &'a Exact, options: &'a Options) -> Compiler<'a> {
+    pub(crate) fn new(
+        doc: &'a Value,
+        index: &'a Index,
+        exact: &'a Exact,
+        options: &'a Options,
+    ) -> Compiler<'a> {
         Compiler {
             doc,
             exact,
-            index: Index::build(doc),
+            index,
             options,
             defs: Vec::new(),
             def_by_ptr: HashMap::new(),
@@ -144,7 +150,8 @@ impl<'a> Compiler<'a> {
             custom_formats: HashMap::new(),
             regex_memo: RegexMemo::default(),
             location: String::new(),
-            uses_unevaluated: crate::unevaluated::uses_unevaluated(doc),
+            uses_unevaluated: crate::unevaluated::uses_unevaluated(doc)
+                || index.documents().any(crate::unevaluated::uses_unevaluated),
         }
     }
 

@@ -292,7 +292,8 @@ mod tests {
     /// The grammar (or error) of `schema`, with or without the memo.
     fn compile(schema: &serde_json::Value, options: &Options, memo: bool) -> String {
         let exact = crate::json::Exact::default();
-        let mut c = build::Compiler::new(schema, &exact, options);
+        let index = crate::resolve::Index::build(schema, options).unwrap();
+        let mut c = build::Compiler::new(schema, &index, &exact, options);
         c.regex_memo.bypass = !memo;
         let out =
             c.compile_value(schema, "", 0).and_then(|root| lower::Lowerer::new(&mut c).run(&root));

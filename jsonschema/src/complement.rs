@@ -53,16 +53,11 @@ impl Compiler<'_> {
             let part = match k.as_str() {
                 "$ref" => {
                     let r = val.as_str().unwrap_or("");
-                    let target = self.index.resolve(self.doc, ptr, r).ok_or_else(|| {
-                        self.err(
-                            ErrorKind::UnresolvedRef,
-                            "$ref",
-                            ptr,
-                            format!("cannot resolve {r:?}"),
-                        )
+                    let target = self.index.resolve(self.doc, ptr, r).map_err(|why| {
+                        let msg = format!("cannot resolve {r:?}: {why}");
+                        self.err(ErrorKind::UnresolvedRef, "$ref", ptr, msg)
                     })?;
-                    let tv =
-                        crate::resolve::lookup(self.doc, &target).unwrap_or(&Value::Bool(true));
+                    let tv = self.index.get(self.doc, &target).unwrap_or(&Value::Bool(true));
                     self.complement(tv, &target, depth + 1)?
                 }
                 "type" => {

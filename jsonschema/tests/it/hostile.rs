@@ -41,7 +41,10 @@ fn all_of_many_patterns() {
 fn breadth_limits() {
     let many: Vec<Value> = (0..5000).map(|i| json!({"minimum": i})).collect();
     let e = limit_error(json!({"properties": {"a": {"allOf": many}}}), 10);
-    assert_eq!((e.kind(), e.keyword(), e.pointer()), (&ErrorKind::LimitExceeded, "allOf", "/properties/a"));
+    assert_eq!(
+        (e.kind(), e.keyword(), e.pointer()),
+        (&ErrorKind::LimitExceeded, "allOf", "/properties/a")
+    );
     assert!(e.message().contains("Limits::max_subschemas"), "{e}");
     let values: Vec<Value> = (0..20_000).map(Value::from).collect();
     let e = limit_error(json!({"enum": values}), 10);

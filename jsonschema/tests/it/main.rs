@@ -11,4 +11,5 @@ mod hostile;
 mod keywords;
 mod maskbench;
 mod numbers;
+mod refs;
 mod suite;

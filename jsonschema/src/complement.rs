@@ -204,6 +204,33 @@ impl Compiler<'_> {
                         Some(rx) => witness(RegexAst::Not(Box::new(rx)), Schema::Any),
                     }
                 }
+                "prefixItems" | "items" if val.is_array() => {
+                    // As the typed core reads them: `prefixItems` from
+                    // 2020-12 on, an array-form `items` taking its place.
+                    let shadowed = m.get("items").is_some_and(Value::is_array);
+                    if k == "prefixItems" && (self.index.draft < 2020 || shadowed) {
+                        continue;
+                    }
+                    // Some item of the prefix fails its schema: one branch
+                    // per position, the array long enough to have it.
+                    let items: &[Value] = val.as_array().map_or(&[], Vec::as_slice);
+                    self.check_list(k, ptr, items.len())?;
+                    let mut bs = Vec::new();
+                    for (i, b) in items.iter().enumerate() {
+                        let c = self.complement(b, &format!("{kptr}/{i}"), depth + 1)?;
+                        if c.is_never() {
+                            continue;
+                        }
+                        let mut prefix = vec![Schema::Any; i];
+                        prefix.push(c);
+                        bs.push(Schema::Array(ArraySchema {
+                            prefix,
+                            min: i + 1,
+                            ..ArraySchema::default()
+                        }));
+                    }
+                    Schema::any_of(bs)
+                }
                 "items" if val.is_object() || val.is_boolean() => {
                     if m.contains_key("prefixItems") && self.index.draft >= 2020 {
                         return inexpressible(self, k);

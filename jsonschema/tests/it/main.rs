@@ -11,5 +11,6 @@ mod hostile;
 mod keywords;
 mod maskbench;
 mod numbers;
+mod oneof;
 mod refs;
 mod suite;

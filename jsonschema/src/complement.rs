@@ -317,6 +317,62 @@ impl Compiler<'_> {
                     Schema::any_of(bs)
                 }
                 "not" => self.compile_value(val, &kptr, depth + 1)?,
+                "if" => {
+                    // Not `(I ∩ T) ∪ (¬I ∩ E)`: `(I ∩ ¬T) ∪ (¬I ∩ ¬E)`.
+                    let (then, els) = (m.get("then"), m.get("else"));
+                    if then.is_none() && els.is_none() {
+                        continue;
+                    }
+                    let i = self.compile_value(val, &kptr, depth + 1)?;
+                    let ni = self.complement(val, &kptr, depth + 1)?;
+                    let mut side = |c: &mut Self, v: Option<&Value>, name: &str| match v {
+                        Some(v) => c.complement(v, &format!("{ptr}/{name}"), depth + 1),
+                        None => Ok(Schema::Never),
+                    };
+                    let nt = side(self, then, "then")?;
+                    let ne = side(self, els, "else")?;
+                    let a = self.intersect(i, nt, depth + 1)?;
+                    let b = self.intersect(ni, ne, depth + 1)?;
+                    Schema::any_of(vec![a, b])
+                }
+                "then" | "else" => continue,
+                "dependentRequired" | "dependentSchemas" | "dependencies" => {
+                    // An object with the key that lacks a name it needs, or
+                    // fails the schema it brings.
+                    let Some(deps) = val.as_object() else { return inexpressible(self, k) };
+                    let mut bs = Vec::new();
+                    for (prop, dep) in deps {
+                        // Listed, so that it keeps its place in schema order.
+                        let present = || ObjectSchema {
+                            properties: vec![(prop.clone(), Schema::Any)],
+                            required: vec![prop.clone()],
+                            ..ObjectSchema::default()
+                        };
+                        match dep {
+                            Value::Array(names) if k != "dependentSchemas" => {
+                                for n in names {
+                                    let Some(n) = n.as_str() else {
+                                        return inexpressible(self, k);
+                                    };
+                                    let mut o = present();
+                                    if n == prop {
+                                        continue;
+                                    }
+                                    o.properties.push((n.to_string(), Schema::Never));
+                                    bs.push(Schema::Object(o));
+                                }
+                            }
+                            dep if k != "dependentRequired" => {
+                                let dptr = format!("{kptr}/{}", escape_token(prop));
+                                let c = self.complement(dep, &dptr, depth + 1)?;
+                                let o = Schema::Object(present());
+                                bs.push(self.intersect(o, c, depth + 1)?);
+                            }
+                            _ => return inexpressible(self, k),
+                        }
+                    }
+                    Schema::any_of(bs)
+                }
                 "uniqueItems" if val == &Value::Bool(false) => continue,
                 "format" => {
                     let Some(name) = val.as_str() else { return inexpressible(self, k) };

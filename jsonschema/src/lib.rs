@@ -40,7 +40,9 @@
 //!    disjoint and otherwise subtracts the other branches through their
 //!    complement; `not` and `if` use the complement of a schema, the union of
 //!    the complements of its keywords (type, enum/const, required, properties,
-//!    bounds, pattern, anyOf/allOf/not). Object keys outside `properties` are
+//!    bounds, pattern, items and tuples, if/then/else, the dependency
+//!    keywords, anyOf/allOf/not; see `DESIGN.md` for what has none).
+//!    Object keys outside `properties` are
 //!    split into disjoint regex regions (patternProperties, additionalProperties).
 //!    Each object and array branch records what its keywords evaluate, for
 //!    `unevaluatedProperties`/`unevaluatedItems`.

@@ -325,7 +325,7 @@ impl Compiler<'_> {
                     }
                     let i = self.compile_value(val, &kptr, depth + 1)?;
                     let ni = self.complement(val, &kptr, depth + 1)?;
-                    let mut side = |c: &mut Self, v: Option<&Value>, name: &str| match v {
+                    let side = |c: &mut Self, v: Option<&Value>, name: &str| match v {
                         Some(v) => c.complement(v, &format!("{ptr}/{name}"), depth + 1),
                         None => Ok(Schema::Never),
                     };

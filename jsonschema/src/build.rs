@@ -105,7 +105,8 @@ pub(crate) struct Compiler<'a> {
     pub(crate) doc: &'a Value,
     /// The exact spellings of the numbers a float reading changes.
     pub(crate) exact: &'a Exact,
-    pub(crate) index: Index,
+    /// The `$id`s, anchors and referenced documents.
+    pub(crate) index: &'a Index,
     pub(crate) options: &'a Options,
     defs: Vec<Def>,
     def_by_ptr: HashMap<String, DefId>,
@@ -130,11 +131,16 @@ pub(crate) fn ptr_join(ptr: &str, k: &str) -> String {
 }
 
 impl<'a> Compiler<'a> {
-    pub(crate) fn new(doc: &'a Value, exact: &'a Exact, options: &'a Options) -> Compiler<'a> {
+    pub(crate) fn new(
+        doc: &'a Value,
+        index: &'a Index,
+        exact: &'a Exact,
+        options: &'a Options,
+    ) -> Compiler<'a> {
         Compiler {
             doc,
             exact,
-            index: Index::build(doc),
+            index,
             options,
             defs: Vec::new(),
             def_by_ptr: HashMap::new(),
@@ -144,7 +150,8 @@ impl<'a> Compiler<'a> {
             custom_formats: HashMap::new(),
             regex_memo: RegexMemo::default(),
             location: String::new(),
-            uses_unevaluated: crate::unevaluated::uses_unevaluated(doc),
+            uses_unevaluated: crate::unevaluated::uses_unevaluated(doc)
+                || index.documents().any(crate::unevaluated::uses_unevaluated),
         }
     }
 
@@ -260,8 +267,13 @@ impl<'a> Compiler<'a> {
                     let items = self.schema_array(k, ptr, val)?;
                     let mut s = Schema::Any;
                     for (i, item) in items.iter().enumerate() {
-                        let c = self.compile_value(item, &format!("{kptr}/{i}"), depth + 1)?;
-                        s = self.intersect(s, c, depth + 1)?;
+                        let iptr = format!("{kptr}/{i}");
+                        let c = self.compile_value(item, &iptr, depth + 1)?;
+                        // A limit met while meeting this item names it.
+                        let outer = std::mem::replace(&mut self.location, iptr);
+                        let met = self.intersect(s, c, depth + 1);
+                        self.location = outer;
+                        s = met?;
                     }
                     s
                 }
@@ -280,6 +292,7 @@ impl<'a> Compiler<'a> {
                     let vals = val
                         .as_array()
                         .ok_or_else(|| self.invalid(k, ptr, "enum must be an array"))?;
+                    self.check_list(k, ptr, vals.len())?;
                     let mut bs = Vec::new();
                     for v in vals {
                         bs.push(self.constant(v, &kptr)?);
@@ -316,8 +329,26 @@ impl<'a> Compiler<'a> {
     }
 
     fn schema_array<'v>(&self, k: &str, ptr: &str, v: &'v Value) -> Result<&'v Vec<Value>> {
-        v.as_array()
+        let a = v
+            .as_array()
             .filter(|a| !a.is_empty())
-            .ok_or_else(|| self.invalid(k, ptr, "must be a non-empty array of schemas"))
+            .ok_or_else(|| self.invalid(k, ptr, "must be a non-empty array of schemas"))?;
+        self.check_list(k, ptr, a.len())?;
+        Ok(a)
+    }
+
+    /// The breadth limits: `Limits::max_subschemas` for `allOf`, `anyOf`
+    /// and `oneOf`, `Limits::max_enum_values` for `enum`.
+    pub(crate) fn check_list(&self, k: &str, ptr: &str, n: usize) -> Result<()> {
+        let (max, name) = if k == "enum" {
+            (self.options.limits.max_enum_values, "max_enum_values")
+        } else {
+            (self.options.limits.max_subschemas, "max_subschemas")
+        };
+        if n > max {
+            let msg = format!("`{k}` lists {n} items, more than {max} (Limits::{name})");
+            return Err(self.err(ErrorKind::LimitExceeded, k, ptr, msg));
+        }
+        Ok(())
     }
 }

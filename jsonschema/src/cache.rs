@@ -93,6 +93,17 @@ pub(crate) fn quick_non_empty(ast: &RegexAst) -> Option<bool> {
     }
 }
 
+/// How many of `regexes` cost derivative work when intersected: all but
+/// literals and the negations of finitely many literals (whose
+/// derivatives are a few literals at each step).
+pub(crate) fn costly_regexes(regexes: &[RegexAst]) -> usize {
+    let cheap = |r: &RegexAst| match r {
+        RegexAst::Not(x) => is_finite(x),
+        r => is_finite(r),
+    };
+    regexes.iter().filter(|r| !cheap(r)).count()
+}
+
 /// Whether `ast` surely denotes a finite language.
 fn is_finite(ast: &RegexAst) -> bool {
     match ast {
@@ -281,7 +292,8 @@ mod tests {
     /// The grammar (or error) of `schema`, with or without the memo.
     fn compile(schema: &serde_json::Value, options: &Options, memo: bool) -> String {
         let exact = crate::json::Exact::default();
-        let mut c = build::Compiler::new(schema, &exact, options);
+        let index = crate::resolve::Index::build(schema, options).unwrap();
+        let mut c = build::Compiler::new(schema, &index, &exact, options);
         c.regex_memo.bypass = !memo;
         let out =
             c.compile_value(schema, "", 0).and_then(|root| lower::Lowerer::new(&mut c).run(&root));

@@ -53,16 +53,11 @@ impl Compiler<'_> {
             let part = match k.as_str() {
                 "$ref" => {
                     let r = val.as_str().unwrap_or("");
-                    let target = self.index.resolve(self.doc, ptr, r).ok_or_else(|| {
-                        self.err(
-                            ErrorKind::UnresolvedRef,
-                            "$ref",
-                            ptr,
-                            format!("cannot resolve {r:?}"),
-                        )
+                    let target = self.index.resolve(self.doc, ptr, r).map_err(|why| {
+                        let msg = format!("cannot resolve {r:?}: {why}");
+                        self.err(ErrorKind::UnresolvedRef, "$ref", ptr, msg)
                     })?;
-                    let tv =
-                        crate::resolve::lookup(self.doc, &target).unwrap_or(&Value::Bool(true));
+                    let tv = self.index.get(self.doc, &target).unwrap_or(&Value::Bool(true));
                     self.complement(tv, &target, depth + 1)?
                 }
                 "type" => {
@@ -85,7 +80,10 @@ impl Compiler<'_> {
                     Schema::any_of(bs)
                 }
                 "enum" => match val.as_array() {
-                    Some(vals) => self.complement_values(vals, ptr)?,
+                    Some(vals) => {
+                        self.check_list(k, ptr, vals.len())?;
+                        self.complement_values(vals, ptr)?
+                    }
                     None => return inexpressible(self, k),
                 },
                 "const" => self.complement_values(std::slice::from_ref(val), ptr)?,
@@ -206,6 +204,33 @@ impl Compiler<'_> {
                         Some(rx) => witness(RegexAst::Not(Box::new(rx)), Schema::Any),
                     }
                 }
+                "prefixItems" | "items" if val.is_array() => {
+                    // As the typed core reads them: `prefixItems` from
+                    // 2020-12 on, an array-form `items` taking its place.
+                    let shadowed = m.get("items").is_some_and(Value::is_array);
+                    if k == "prefixItems" && (self.index.draft < 2020 || shadowed) {
+                        continue;
+                    }
+                    // Some item of the prefix fails its schema: one branch
+                    // per position, the array long enough to have it.
+                    let items: &[Value] = val.as_array().map_or(&[], Vec::as_slice);
+                    self.check_list(k, ptr, items.len())?;
+                    let mut bs = Vec::new();
+                    for (i, b) in items.iter().enumerate() {
+                        let c = self.complement(b, &format!("{kptr}/{i}"), depth + 1)?;
+                        if c.is_never() {
+                            continue;
+                        }
+                        let mut prefix = vec![Schema::Any; i];
+                        prefix.push(c);
+                        bs.push(Schema::Array(ArraySchema {
+                            prefix,
+                            min: i + 1,
+                            ..ArraySchema::default()
+                        }));
+                    }
+                    Schema::any_of(bs)
+                }
                 "items" if val.is_object() || val.is_boolean() => {
                     if m.contains_key("prefixItems") && self.index.draft >= 2020 {
                         return inexpressible(self, k);
@@ -219,6 +244,7 @@ impl Compiler<'_> {
                 "oneOf" => {
                     // Not exactly one: none of the branches, or at least two.
                     let items: &[Value] = val.as_array().map_or(&[], Vec::as_slice);
+                    self.check_list(k, ptr, items.len())?;
                     let mut none = Schema::Any;
                     let mut pos = Vec::with_capacity(items.len());
                     for (i, b) in items.iter().enumerate() {
@@ -273,7 +299,9 @@ impl Compiler<'_> {
                 }
                 "anyOf" => {
                     let mut acc = Schema::Any;
-                    for (i, b) in val.as_array().into_iter().flatten().enumerate() {
+                    let items: &[Value] = val.as_array().map_or(&[], Vec::as_slice);
+                    self.check_list(k, ptr, items.len())?;
+                    for (i, b) in items.iter().enumerate() {
                         let c = self.complement(b, &format!("{kptr}/{i}"), depth + 1)?;
                         acc = self.intersect(acc, c, depth + 1)?;
                     }
@@ -281,12 +309,70 @@ impl Compiler<'_> {
                 }
                 "allOf" => {
                     let mut bs = Vec::new();
-                    for (i, b) in val.as_array().into_iter().flatten().enumerate() {
+                    let items: &[Value] = val.as_array().map_or(&[], Vec::as_slice);
+                    self.check_list(k, ptr, items.len())?;
+                    for (i, b) in items.iter().enumerate() {
                         bs.push(self.complement(b, &format!("{kptr}/{i}"), depth + 1)?);
                     }
                     Schema::any_of(bs)
                 }
                 "not" => self.compile_value(val, &kptr, depth + 1)?,
+                "if" => {
+                    // Not `(I ∩ T) ∪ (¬I ∩ E)`: `(I ∩ ¬T) ∪ (¬I ∩ ¬E)`.
+                    let (then, els) = (m.get("then"), m.get("else"));
+                    if then.is_none() && els.is_none() {
+                        continue;
+                    }
+                    let i = self.compile_value(val, &kptr, depth + 1)?;
+                    let ni = self.complement(val, &kptr, depth + 1)?;
+                    let side = |c: &mut Self, v: Option<&Value>, name: &str| match v {
+                        Some(v) => c.complement(v, &format!("{ptr}/{name}"), depth + 1),
+                        None => Ok(Schema::Never),
+                    };
+                    let nt = side(self, then, "then")?;
+                    let ne = side(self, els, "else")?;
+                    let a = self.intersect(i, nt, depth + 1)?;
+                    let b = self.intersect(ni, ne, depth + 1)?;
+                    Schema::any_of(vec![a, b])
+                }
+                "then" | "else" => continue,
+                "dependentRequired" | "dependentSchemas" | "dependencies" => {
+                    // An object with the key that lacks a name it needs, or
+                    // fails the schema it brings.
+                    let Some(deps) = val.as_object() else { return inexpressible(self, k) };
+                    let mut bs = Vec::new();
+                    for (prop, dep) in deps {
+                        // Listed, so that it keeps its place in schema order.
+                        let present = || ObjectSchema {
+                            properties: vec![(prop.clone(), Schema::Any)],
+                            required: vec![prop.clone()],
+                            ..ObjectSchema::default()
+                        };
+                        match dep {
+                            Value::Array(names) if k != "dependentSchemas" => {
+                                for n in names {
+                                    let Some(n) = n.as_str() else {
+                                        return inexpressible(self, k);
+                                    };
+                                    let mut o = present();
+                                    if n == prop {
+                                        continue;
+                                    }
+                                    o.properties.push((n.to_string(), Schema::Never));
+                                    bs.push(Schema::Object(o));
+                                }
+                            }
+                            dep if k != "dependentRequired" => {
+                                let dptr = format!("{kptr}/{}", escape_token(prop));
+                                let c = self.complement(dep, &dptr, depth + 1)?;
+                                let o = Schema::Object(present());
+                                bs.push(self.intersect(o, c, depth + 1)?);
+                            }
+                            _ => return inexpressible(self, k),
+                        }
+                    }
+                    Schema::any_of(bs)
+                }
                 "uniqueItems" if val == &Value::Bool(false) => continue,
                 "format" => {
                     let Some(name) = val.as_str() else { return inexpressible(self, k) };

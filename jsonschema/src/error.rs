@@ -23,7 +23,10 @@ pub enum ErrorKind {
     /// A `pattern` using a construct with no regular equivalent (backreference,
     /// lookaround) or with invalid syntax.
     UnsupportedPattern,
-    /// A `$ref` that does not resolve inside the document (remote references included).
+    /// A `$ref` that resolves to no schema: its URI names neither the
+    /// document nor one of [`Options::documents`](crate::Options::documents)
+    /// (the message names the absolute URI), or the pointer or anchor is
+    /// not in the document it names.
     UnresolvedRef,
     /// The schema accepts no instance at all.
     Unsatisfiable,

@@ -29,15 +29,20 @@
 //! ```
 //!
 //! # Algorithm
-//! 1. Resolution: the document is indexed (`$id` bases, `$anchor`s); a `$ref`
-//!    becomes a definition compiled once, so recursion stays recursion.
+//! 1. Resolution: the document is indexed (`$id` bases, `$anchor`s), with
+//!    the other documents its references reach among those the caller
+//!    handed over ([`Options::documents`], [`Documents`]: no I/O of our
+//!    own); a `$ref` becomes a definition compiled once, so recursion
+//!    stays recursion, across documents too.
 //! 2. Normalization: each schema object becomes a union of typed schemas
 //!    (null, boolean, number, string, array, object). Sibling keywords and
 //!    `allOf` intersect; `anyOf` unions; `oneOf` unions branches proven
 //!    disjoint and otherwise subtracts the other branches through their
 //!    complement; `not` and `if` use the complement of a schema, the union of
 //!    the complements of its keywords (type, enum/const, required, properties,
-//!    bounds, pattern, anyOf/allOf/not). Object keys outside `properties` are
+//!    bounds, pattern, items and tuples, if/then/else, the dependency
+//!    keywords, anyOf/allOf/not; see `DESIGN.md` for what has none).
+//!    Object keys outside `properties` are
 //!    split into disjoint regex regions (patternProperties, additionalProperties).
 //!    Each object and array branch records what its keywords evaluate, for
 //!    `unevaluatedProperties`/`unevaluatedItems`.
@@ -104,7 +109,7 @@ mod unevaluated;
 
 pub use error::{Error, ErrorKind, Warning};
 pub use grammar::{Grammar, Lexeme, LexemeId, Nonterminal, NonterminalId, Permutation, Symbol};
-pub use options::{Limits, Options, PropertyOrder, Whitespace};
+pub use options::{Documents, Limits, Options, PropertyOrder, Resolver, Whitespace};
 
 /// A compiled schema: the grammar and the warnings.
 #[derive(Clone, Debug)]
@@ -161,7 +166,8 @@ fn compile_parsed(
     exact: &json::Exact,
     options: &Options,
 ) -> Result<Compiled, Error> {
-    let mut c = build::Compiler::new(schema, exact, options);
+    let index = resolve::Index::build(schema, options)?;
+    let mut c = build::Compiler::new(schema, &index, exact, options);
     let root = c.compile_value(schema, "", 0)?;
     let grammar = lower::Lowerer::new(&mut c).run(&root)?;
     Ok(Compiled { grammar, warnings: c.warnings })

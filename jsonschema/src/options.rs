@@ -1,6 +1,10 @@
 //! Compilation options: whitespace, separators, property order, formats, limits.
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
 
 /// How JSON whitespace may appear between tokens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,6 +70,20 @@ pub struct Limits {
     /// Maximum number of decimal digits in a numeric bound, constant or
     /// `multipleOf`, written out without exponent (`1e-400` has 400).
     pub max_number_digits: usize,
+    /// Maximum number of regexes (patterns, formats, their negations; a
+    /// literal or the negation of finitely many literals does not count)
+    /// one string must match at once. Their intersection is built from
+    /// derivatives whose number can grow exponentially with the count of
+    /// regexes (40 unanchored patterns in one `allOf` took derivre 5.5 GB),
+    /// so the count is checked before any regex work.
+    pub max_string_regexes: usize,
+    /// Maximum number of schemas one `allOf`, `anyOf` or `oneOf` lists.
+    pub max_subschemas: usize,
+    /// Maximum number of values one `enum` lists.
+    pub max_enum_values: usize,
+    /// Maximum number of referenced documents (from
+    /// [`Options::documents`]) one compilation loads.
+    pub max_documents: usize,
     /// Maximum size of a schema text given to [`compile_str`](crate::compile_str), in bytes.
     pub max_schema_bytes: usize,
     /// Maximum nesting of arrays and objects in a schema text given to
@@ -83,6 +101,10 @@ impl Default for Limits {
             max_rules: 400_000,
             regex_fuel: 20_000,
             max_number_digits: 1_000,
+            max_string_regexes: 12,
+            max_subschemas: 1_000,
+            max_enum_values: 10_000,
+            max_documents: 256,
             max_schema_bytes: 16 << 20,
             max_json_depth: 512,
         }
@@ -129,6 +151,9 @@ pub struct Options {
     /// format of the same name; since the regex defines the format, its
     /// negation (under `not`, `oneOf`, `if`) is exact.
     pub formats: BTreeMap<String, String>,
+    /// Schema documents a `$ref` may name besides the one compiled (by
+    /// URI; no I/O of our own).
+    pub documents: Documents,
     /// Resource limits.
     pub limits: Limits,
 }
@@ -147,6 +172,7 @@ impl Default for Options {
             lenient: false,
             strict_formats: false,
             formats: BTreeMap::new(),
+            documents: Documents::default(),
             limits: Limits::default(),
         }
     }
@@ -208,9 +234,132 @@ impl Options {
         self
     }
 
+    /// These options with the document `doc` known by `uri` (see
+    /// [`Documents::insert`]).
+    pub fn with_document(mut self, uri: &str, doc: Value) -> Options {
+        self.documents.insert(uri, doc);
+        self
+    }
+
+    /// These options with `documents`.
+    pub fn with_documents(mut self, documents: Documents) -> Options {
+        self.documents = documents;
+        self
+    }
+
     /// These options with `limits`.
     pub fn with_limits(mut self, limits: Limits) -> Options {
         self.limits = limits;
         self
     }
 }
+
+/// A function that supplies the schema document of an absolute URI
+/// (without fragment), or `None` when it has none.
+pub type Resolver = dyn Fn(&str) -> Option<Value> + Send + Sync;
+
+/// The schema documents a `$ref` may name besides the compiled one: a map
+/// by URI and, for the URIs the map lacks, an optional [`Resolver`]. The
+/// compiler does no I/O; whoever has the documents hands them over.
+///
+/// A `$ref` resolves per the spec: against the base URI in effect (the
+/// `$id`s around it), to an absolute URI; its document part names a
+/// resource, its fragment a JSON pointer or an `$anchor` in it. A resource
+/// is found, in this order: in the compiled document (its `$id`s); in the
+/// map, under a key that resolves (against the compiled document's base
+/// URI) to the same URI, or whose document's top-level `$id` does; from
+/// the resolver. So `"base.json"` serves `{"$ref": "base.json#/$defs/x"}`
+/// in a document without `$id`, and
+/// `"https://json.schemastore.org/base.json"` serves the same reference in
+/// a document whose `$id` is `https://json.schemastore.org/tsconfig.json`.
+/// Only the documents a reference reaches are loaded (transitively, at
+/// most [`Limits::max_documents`]). References across documents may form
+/// cycles: they stay recursion, as inside one document. A document's
+/// `$schema` is not read: the compiled document's draft applies to all.
+/// Numbers in these documents are read as `serde_json` holds them (see
+/// [`compile`](crate::compile)).
+///
+/// Equality and the [`Debug`] form (the front door's cache key) include
+/// every document's text and the resolver's identity (the same `Arc`).
+#[derive(Clone, Default)]
+pub struct Documents {
+    map: BTreeMap<String, Arc<Value>>,
+    resolver: Option<Arc<Resolver>>,
+}
+
+impl Documents {
+    /// No documents.
+    pub fn new() -> Documents {
+        Documents::default()
+    }
+
+    /// Adds `doc` under `uri` (absolute, or relative to the compiled
+    /// document's base URI), replacing a document under the same key.
+    pub fn insert(&mut self, uri: &str, doc: Value) {
+        self.map.insert(uri.to_owned(), Arc::new(doc));
+    }
+
+    /// These documents with `doc` under `uri`.
+    pub fn with(mut self, uri: &str, doc: Value) -> Documents {
+        self.insert(uri, doc);
+        self
+    }
+
+    /// These documents with `resolver` asked for the URIs the map lacks.
+    pub fn with_resolver(
+        mut self,
+        resolver: impl Fn(&str) -> Option<Value> + Send + Sync + 'static,
+    ) -> Documents {
+        self.resolver = Some(Arc::new(resolver));
+        self
+    }
+
+    /// The keys of the map, in order.
+    pub fn uris(&self) -> impl Iterator<Item = &str> {
+        self.map.keys().map(String::as_str)
+    }
+
+    /// The number of documents in the map.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether the map is empty and there is no resolver.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty() && self.resolver.is_none()
+    }
+
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&str, &Arc<Value>)> {
+        self.map.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    pub(crate) fn resolve(&self, uri: &str) -> Option<Value> {
+        self.resolver.as_ref().and_then(|r| r(uri))
+    }
+}
+
+impl fmt::Debug for Documents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut m = f.debug_map();
+        for (k, v) in &self.map {
+            m.entry(k, &format_args!("{v}"));
+        }
+        if let Some(r) = &self.resolver {
+            m.entry(&"resolver", &Arc::as_ptr(r).cast::<()>());
+        }
+        m.finish()
+    }
+}
+
+impl PartialEq for Documents {
+    fn eq(&self, other: &Documents) -> bool {
+        let same_resolver = match (&self.resolver, &other.resolver) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        same_resolver && self.map == other.map
+    }
+}
+
+impl Eq for Documents {}

@@ -1,8 +1,18 @@
-//! `$ref` resolution inside one document: `$id` bases, `$anchor`s and JSON pointers.
+//! `$ref` resolution: `$id` bases, `$anchor`s and JSON pointers, inside
+//! the compiled document and across the documents the caller handed over
+//! ([`Documents`](crate::Documents)).
+//!
+//! A schema object is named by a pointer string: a JSON pointer (`""` or
+//! `/…`) in the compiled document, `uri#/…` in a referenced document
+//! (`uri` being the absolute URI it was loaded under, which has no `#`).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
+
+use crate::error::{Error, ErrorKind};
+use crate::options::Options;
 
 /// Escapes one reference token of a JSON pointer (RFC 6901).
 pub(crate) fn escape_token(s: &str) -> String {
@@ -133,6 +143,9 @@ pub(crate) const DEFAULT_BASE: &str = "json-schema:///root.json";
 /// An index of the resources (`$id`) and anchors of one document.
 #[derive(Debug, Default)]
 pub(crate) struct Index {
+    /// The referenced documents loaded, by the absolute URI they were
+    /// loaded under (their pointer prefix is `uri#`).
+    docs: HashMap<String, Arc<Value>>,
     /// Absolute URI without fragment -> pointer of the resource root.
     resources: HashMap<String, String>,
     /// Absolute URI with `#anchor` -> pointer.
@@ -145,6 +158,9 @@ pub(crate) struct Index {
     pub(crate) legacy: bool,
     /// The draft named by `$schema`: 4, 6, 7, 2019 or 2020 (the default).
     pub(crate) draft: u32,
+    /// Each reference's schema object and absolute URI (no fragment), in
+    /// the order met.
+    refs: Vec<(String, String)>,
 }
 
 /// Keywords whose values are maps of schemas.
@@ -177,7 +193,92 @@ const SCHEMA_VALUES: &[&str] = &[
 ];
 
 impl Index {
-    pub(crate) fn build(doc: &Value) -> Index {
+    /// Indexes `doc` and, transitively, the documents of
+    /// `options.documents` its references reach.
+    ///
+    /// # Errors
+    /// [`ErrorKind::LimitExceeded`] when more than `Limits::max_documents`
+    /// documents are reached.
+    pub(crate) fn build(doc: &Value, options: &Options) -> Result<Index, Error> {
+        let mut idx = Index::build_one(doc);
+        if options.documents.is_empty() {
+            return Ok(idx);
+        }
+        let root_base = idx.base_of("").to_string();
+        // Keys of the map (and the top-level `$id`s of their documents)
+        // resolved to absolute URIs, made once.
+        let mut by_uri: HashMap<String, (String, Arc<Value>)> = HashMap::new();
+        for (key, d) in options.documents.entries() {
+            let uri = resolve_uri(&root_base, split_fragment(key).0);
+            if let Some(id) = d.get("$id").and_then(Value::as_str) {
+                let id = resolve_uri(&uri, split_fragment(id).0);
+                by_uri.entry(id).or_insert_with(|| (uri.clone(), d.clone()));
+            }
+            by_uri.insert(uri.clone(), (uri, d.clone()));
+        }
+        // The resources embedded in the map's documents (`$id`s below their
+        // top level), indexed once, on the first miss.
+        let mut embedded: Option<HashMap<String, (String, Arc<Value>)>> = None;
+        let mut seen = 0;
+        while seen < idx.refs.len() {
+            let (ptr, uri) = idx.refs[seen].clone();
+            seen += 1;
+            if idx.resources.contains_key(&uri) {
+                continue;
+            }
+            let mut found = by_uri.get(&uri).cloned();
+            if found.is_none() {
+                let emb = embedded.get_or_insert_with(|| {
+                    let mut m = HashMap::new();
+                    for (key_uri, d) in by_uri.values() {
+                        let mut one = Index { draft: idx.draft, ..Index::default() };
+                        one.walk(d, String::new(), key_uri.clone(), 0);
+                        for r in one.resources.into_keys() {
+                            m.entry(r).or_insert_with(|| (key_uri.clone(), d.clone()));
+                        }
+                    }
+                    m
+                });
+                found = emb.get(&uri).cloned();
+            }
+            if found.is_none() {
+                found = options.documents.resolve(&uri).map(|d| (uri.clone(), Arc::new(d)));
+            }
+            let Some((uri, d)) = found else { continue };
+            if idx.docs.contains_key(&uri) {
+                continue;
+            }
+            if idx.docs.len() >= options.limits.max_documents {
+                let msg = format!(
+                    "the references reach more than {} documents (Limits::max_documents)",
+                    options.limits.max_documents
+                );
+                return Err(Error::new(ErrorKind::LimitExceeded, "$ref", &ptr, msg));
+            }
+            let prefix = format!("{uri}#");
+            idx.resources.insert(uri.clone(), prefix.clone());
+            idx.walk(&d, prefix, uri.clone(), 0);
+            idx.docs.insert(uri, d);
+        }
+        Ok(idx)
+    }
+
+    /// The referenced documents loaded.
+    pub(crate) fn documents(&self) -> impl Iterator<Item = &Value> {
+        self.docs.values().map(|d| &**d)
+    }
+
+    /// The schema object at `ptr` (see the module manual), `doc` being the
+    /// compiled document.
+    pub(crate) fn get<'v>(&'v self, doc: &'v Value, ptr: &str) -> Option<&'v Value> {
+        if ptr.is_empty() || ptr.starts_with('/') {
+            return lookup(doc, ptr);
+        }
+        let (uri, rest) = split_fragment(ptr);
+        lookup(self.docs.get(uri)?, rest?)
+    }
+
+    fn build_one(doc: &Value) -> Index {
         let mut idx = Index { draft: 2020, ..Index::default() };
         if let Some(s) = doc.get("$schema").and_then(Value::as_str) {
             idx.draft = if s.contains("draft-03") || s.contains("draft-04") {
@@ -198,6 +299,7 @@ impl Index {
     }
 
     fn walk(&mut self, v: &Value, ptr: String, base: String, depth: usize) {
+        let is_root = depth == 0;
         if depth > 256 {
             return;
         }
@@ -218,8 +320,14 @@ impl Index {
                 self.anchors.entry(format!("{base}#{f}")).or_insert(ptr.clone());
             }
         }
-        if ptr.is_empty() {
-            self.resources.entry(base.clone()).or_default();
+        if is_root {
+            self.resources.entry(base.clone()).or_insert(ptr.clone());
+        }
+        for kw in ["$ref", "$dynamicRef"] {
+            if let Some(r) = m.get(kw).and_then(Value::as_str) {
+                let uri = resolve_uri(&base, split_fragment(r).0);
+                self.refs.push((ptr.clone(), uri));
+            }
         }
         if let Some(a) = m.get("$anchor").and_then(Value::as_str) {
             self.anchors.entry(format!("{base}#{a}")).or_insert(ptr.clone());
@@ -267,19 +375,36 @@ impl Index {
     }
 
     /// Resolves `reference` (a `$ref` value) found in the schema at `ptr` to
-    /// the pointer of its target in `doc`.
-    pub(crate) fn resolve(&self, doc: &Value, ptr: &str, reference: &str) -> Option<String> {
+    /// the pointer of its target (`doc` being the compiled document), or
+    /// says why it cannot, naming the absolute URI.
+    pub(crate) fn resolve(
+        &self,
+        doc: &Value,
+        ptr: &str,
+        reference: &str,
+    ) -> Result<String, String> {
         let abs = resolve_uri(self.base_of(ptr), reference);
         let (nofrag, frag) = split_fragment(&abs);
-        let frag = percent_decode(frag.unwrap_or(""))?;
+        let Some(frag) = percent_decode(frag.unwrap_or("")) else {
+            return Err(format!("{abs:?} has a fragment that is not UTF-8"));
+        };
+        let Some(root) = self.resources.get(nofrag) else {
+            return Err(format!(
+                "no document has the URI {nofrag:?} (hand it over in Options::documents)"
+            ));
+        };
         let target = if frag.is_empty() || frag.starts_with('/') {
-            let root = self.resources.get(nofrag)?;
             format!("{root}{frag}")
         } else {
-            self.anchors.get(&format!("{nofrag}#{frag}"))?.clone()
+            match self.anchors.get(&format!("{nofrag}#{frag}")) {
+                Some(t) => t.clone(),
+                None => return Err(format!("{nofrag:?} has no anchor {frag:?}")),
+            }
         };
-        lookup(doc, &target)?;
-        Some(target)
+        match self.get(doc, &target) {
+            Some(_) => Ok(target),
+            None => Err(format!("{nofrag:?} has nothing at the pointer {frag:?}")),
+        }
     }
 
     /// Resolves a `$dynamicRef` statically: like `$ref`, unless its target
@@ -293,10 +418,11 @@ impl Index {
         ptr: &str,
         reference: &str,
     ) -> Result<Option<String>, ()> {
-        let Some(target) = self.resolve(doc, ptr, reference) else { return Ok(None) };
+        let Ok(target) = self.resolve(doc, ptr, reference) else { return Ok(None) };
         let (_, frag) = split_fragment(reference);
         let name = frag.filter(|f| !f.is_empty() && !f.starts_with('/'));
-        let declared = lookup(doc, &target)
+        let declared = self
+            .get(doc, &target)
             .and_then(|t| t.get("$dynamicAnchor"))
             .and_then(Value::as_str)
             .is_some_and(|a| Some(a) == name);

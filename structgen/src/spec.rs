@@ -10,6 +10,10 @@ use crate::error::{Error, ErrorKind, json_syntax};
 use crate::{Matcher, MatcherError, Vocabulary};
 
 /// What to compile: a constraint of any kind the front door knows.
+// A spec is made once per request and compiled; the size of the
+// `JsonSchema` variant (its options with their limits and documents) costs
+// nothing there, and boxing it would change how callers build it.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum GrammarSpec {

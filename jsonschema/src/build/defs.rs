@@ -29,7 +29,6 @@ use serde_json::{Map, Value};
 use super::Compiler;
 use crate::error::{ErrorKind, Result};
 use crate::ir::{DefId, Schema};
-use crate::resolve::lookup;
 
 impl Compiler<'_> {
     pub(super) fn def_for(&mut self, pointer: &str) -> DefId {
@@ -113,7 +112,7 @@ impl Compiler<'_> {
                 })
             }
             None => {
-                let v = lookup(self.doc, &ptr).unwrap_or(&Value::Bool(true));
+                let v = self.index.get(self.doc, &ptr).unwrap_or(&Value::Bool(true));
                 self.compile_value(v, &ptr, depth + 1)
             }
         };
@@ -132,18 +131,19 @@ impl Compiler<'_> {
     ) -> Result<Option<DefId>> {
         let Some(r) = m.get(kw) else { return Ok(None) };
         let r = r.as_str().ok_or_else(|| self.invalid(kw, ptr, "must be a string"))?;
+        let unresolved = |c: &Self| {
+            let why = c.index.resolve(c.doc, ptr, r).err().unwrap_or_default();
+            c.err(ErrorKind::UnresolvedRef, kw, ptr, format!("cannot resolve {r:?}: {why}"))
+        };
         let target = if kw == "$dynamicRef" {
             self.index.resolve_dynamic(self.doc, ptr, r).map_err(|()| {
                 let msg = format!("{r:?} resolves through the dynamic scope (several anchors)");
                 self.err(ErrorKind::UnsupportedKeyword, kw, ptr, msg)
             })?
         } else {
-            self.index.resolve(self.doc, ptr, r)
+            self.index.resolve(self.doc, ptr, r).ok()
         };
-        let target = target.ok_or_else(|| {
-            let msg = format!("cannot resolve {r:?} in this document");
-            self.err(ErrorKind::UnresolvedRef, kw, ptr, msg)
-        })?;
+        let target = target.ok_or_else(|| unresolved(self))?;
         Ok(Some(self.def_for(&target)))
     }
 }

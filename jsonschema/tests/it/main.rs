@@ -7,7 +7,10 @@ extern crate structgen_jsonschema as jsonschema;
 
 mod common;
 mod formats;
+mod hostile;
 mod keywords;
 mod maskbench;
 mod numbers;
+mod oneof;
+mod refs;
 mod suite;

@@ -3,6 +3,7 @@
 //! compile cache.
 
 use serde_json::json;
+use structgen::jsonschema;
 use structgen::{
     CompileOptions, ErrorKind, Grammar, GrammarCache, GrammarSpec, Location, Matcher, Vocabulary,
 };
@@ -243,4 +244,29 @@ fn a_kept_start_changes_no_mask() {
             }
         }
     }
+}
+
+/// A schema that refers to another document, handed over in the
+/// options; the cache tells documents of different content apart.
+#[test]
+fn referenced_documents_through_the_front_door() {
+    let schema = json!({"properties": {"port": {"$ref": "common.json#/$defs/port"}}});
+    let docs = |max: u32| {
+        jsonschema::Documents::new()
+            .with("common.json", json!({"$defs": {"port": {"type": "integer", "maximum": max}}}))
+    };
+    let spec = |max: u32| GrammarSpec::JsonSchema {
+        schema: schema.clone(),
+        options: jsonschema::Options::compact().with_documents(docs(max)),
+    };
+    let cache = GrammarCache::new(1 << 30);
+    let opts = CompileOptions::default();
+    let small = cache.get_or_compile(&spec(100), &opts).unwrap();
+    let large = cache.get_or_compile(&spec(1000), &opts).unwrap();
+    assert!(small.accepts(br#"{"port":80}"#) && !small.accepts(br#"{"port":443}"#));
+    assert!(large.accepts(br#"{"port":443}"#));
+    assert_eq!(cache.stats().entries, 2);
+    // Without the document: an error naming the URI.
+    let e = compile(GrammarSpec::json_schema(schema.clone())).unwrap_err();
+    assert!(e.to_string().contains("json-schema:///common.json"), "{e}");
 }

@@ -1,0 +1,68 @@
+//! Hostile schemas: each trips a limit quickly, as an error naming the
+//! limit and the JSON pointer (issue 19), within a bound on hangs.
+
+use jsonschema::{ErrorKind, Options, compile};
+use serde_json::{Value, json};
+
+use crate::common::within;
+
+/// The error of `schema`, which must come within `seconds`.
+fn limit_error(schema: Value, seconds: u64) -> jsonschema::Error {
+    within(seconds, move || match compile(&schema, &Options::compact()) {
+        Ok(_) => panic!("{schema} should hit a limit"),
+        Err(e) => e,
+    })
+}
+
+fn patterns(n: usize) -> Value {
+    let all: Vec<Value> = (0..n).map(|i| json!({"pattern": format!("[a-z]{i}")})).collect();
+    json!({"type": "string", "allOf": all})
+}
+
+/// 40 unanchored patterns made derivre allocate 5.5 GB; 200 ran over a
+/// minute. The count is checked before any regex work.
+#[test]
+fn all_of_many_patterns() {
+    for n in [13, 40, 200] {
+        let e = limit_error(patterns(n), 10);
+        assert_eq!(e.kind(), &ErrorKind::LimitExceeded, "{e}");
+        assert!(e.message().contains("Limits::max_string_regexes"), "{e}");
+        assert_eq!(e.pointer(), "/allOf/12", "the item that went over");
+    }
+    // Twelve compile (and the limit can be raised).
+    within(30, || compile(&patterns(12), &Options::compact()).unwrap());
+    // Literals and their negations do not count.
+    let consts: Vec<Value> = (0..40).map(|i| json!({"not": {"const": format!("x{i}")}})).collect();
+    within(30, move || compile(&json!({"type": "string", "allOf": consts}), &Options::compact()))
+        .unwrap();
+}
+
+#[test]
+fn breadth_limits() {
+    let many: Vec<Value> = (0..5000).map(|i| json!({"minimum": i})).collect();
+    let e = limit_error(json!({"properties": {"a": {"allOf": many}}}), 10);
+    assert_eq!(
+        (e.kind(), e.keyword(), e.pointer()),
+        (&ErrorKind::LimitExceeded, "allOf", "/properties/a")
+    );
+    assert!(e.message().contains("Limits::max_subschemas"), "{e}");
+    let values: Vec<Value> = (0..20_000).map(Value::from).collect();
+    let e = limit_error(json!({"enum": values}), 10);
+    assert_eq!((e.kind(), e.keyword()), (&ErrorKind::LimitExceeded, "enum"));
+    assert!(e.message().contains("Limits::max_enum_values"), "{e}");
+    let values: Vec<Value> = (0..20_000).map(Value::from).collect();
+    let e = limit_error(json!({"not": {"enum": values}}), 10);
+    assert!(e.message().contains("Limits::max_enum_values"), "{e}");
+}
+
+/// Intersecting many objects no longer nests their key regexes (5,000
+/// items took over a minute); the work stays bounded by the node limit.
+#[test]
+fn all_of_many_objects() {
+    let many: Vec<Value> = (0..1000).map(|i| json!({"minimum": i})).collect();
+    within(30, move || compile(&json!({"allOf": many}), &Options::compact())).unwrap();
+    let props: Vec<Value> =
+        (0..1000).map(|i| json!({"properties": {format!("p{i}"): {"type": "string"}}})).collect();
+    let e = limit_error(json!({"allOf": props}), 30);
+    assert_eq!(e.kind(), &ErrorKind::LimitExceeded, "{e}");
+}

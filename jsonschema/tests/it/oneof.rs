@@ -1,0 +1,75 @@
+//! More `oneOf` and `not` cases made exact (issue 23): negations of
+//! `prefixItems`, of draft-07 array-form `items`, of `if`/`then`/`else`
+//! and of the dependency keywords.
+
+use serde_json::{Value, json};
+
+use crate::common::{accepts_text, compact};
+
+fn check(schema: Value, yes: &[&str], no: &[&str]) {
+    let c = compact(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+    for t in yes {
+        assert!(accepts_text(&c, t), "{schema} should accept {t}");
+    }
+    for t in no {
+        assert!(!accepts_text(&c, t), "{schema} should reject {t}");
+    }
+}
+
+#[test]
+fn negated_prefix_items() {
+    let s =
+        json!({"type": "array", "not": {"prefixItems": [{"type": "integer"}, {"type": "string"}]}});
+    check(
+        s,
+        &[r#"["a"]"#, r#"[1,2]"#, r#"[true,"x",3]"#],
+        &["[]", "[1]", r#"[1,"a"]"#, r#"[1,"a",null]"#],
+    );
+    // Overlapping oneOf branches: a tuple or an array of integers.
+    let s = json!({"oneOf": [
+        {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
+        {"type": "array", "items": {"type": "integer"}}
+    ]});
+    check(
+        s,
+        &[r#"[1,"a"]"#, "[1,2]", r#"[1,"a",true]"#],
+        &["[]", "[1]", r#"["a"]"#, r#"[1,2,"x"]"#],
+    );
+}
+
+#[test]
+fn negated_array_form_items_in_draft_07() {
+    let s = json!({"$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "array", "not": {"items": [{"const": 0}]}});
+    check(s, &["[1]", "[1,0]"], &["[]", "[0]", "[0,1]"]);
+}
+
+#[test]
+fn negated_if_then_else() {
+    // Integers: if at least 10, then even, else odd.
+    let cond = json!({"type": "integer",
+        "if": {"minimum": 10}, "then": {"multipleOf": 2}, "else": {"not": {"multipleOf": 2}}});
+    let s = json!({"type": "integer", "not": cond});
+    check(s, &["11", "13", "2", "4"], &["10", "12", "1", "3"]);
+    // Without `else`: only the `then` side can fail.
+    let s = json!({"type": "integer", "not": {"if": {"minimum": 10}, "then": {"multipleOf": 2}}});
+    check(s, &["11"], &["1", "2", "12"]);
+    // `then` alone is no assertion.
+    let s = json!({"type": "integer", "not": {"then": {"const": 1}, "minimum": 5}});
+    check(s, &["1", "4"], &["5"]);
+}
+
+#[test]
+fn negated_dependencies() {
+    let s = json!({"type": "object", "not": {"dependentRequired": {"a": ["b", "c"]}}});
+    check(s, &[r#"{"a":1}"#, r#"{"a":1,"b":2}"#], &["{}", r#"{"b":1}"#, r#"{"a":1,"b":2,"c":3}"#]);
+    let s = json!({"type": "object",
+        "not": {"dependentSchemas": {"a": {"properties": {"b": {"type": "integer"}}}}}});
+    check(s, &[r#"{"a":1,"b":"x"}"#], &["{}", r#"{"b":"x"}"#, r#"{"a":1,"b":2}"#, r#"{"a":1}"#]);
+    // A oneOf over draft-07 `dependencies` branches that may overlap.
+    let s = json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "oneOf": [
+        {"dependencies": {"a": ["b"]}},
+        {"required": ["a"]}
+    ]});
+    check(s, &["{}", r#"{"a":1}"#], &[r#"{"a":1,"b":2}"#]);
+}

@@ -98,6 +98,7 @@ mod error;
 mod llguidance;
 mod matcher;
 mod spec;
+pub mod structural_tag;
 mod vocab;
 
 pub use cache::{CacheStats, GrammarCache};

@@ -91,7 +91,10 @@ impl Lowerer {
         let content = if excludes.is_empty() {
             "ANY_TEXT".to_owned()
         } else {
-            self.terminal("TEXT_X", &format!("ANY_TEXT & ~(ANY_TEXT {} ANY_TEXT)", alternation(excludes)))
+            self.terminal(
+                "TEXT_X",
+                &format!("ANY_TEXT & ~(ANY_TEXT {} ANY_TEXT)", alternation(excludes)),
+            )
         };
         let t = self.terminal(
             "TEXT_UNTIL",
@@ -326,7 +329,8 @@ impl Lowerer {
                 (Delimiter::Text(tr), Delimiter::Text(b)) => Delimiter::Text(b[tr.len()..].into()),
                 _ => Delimiter::Text(String::new()),
             };
-            let rest = Tag { begin: rest_begin, content: tag.content.clone(), end: tag.end.clone() };
+            let rest =
+                Tag { begin: rest_begin, content: tag.content.clone(), end: tag.end.clone() };
             let items = self.tag(&rest, &p, Vec::new())?;
             let rest_expr = self.render(&items, &p)?;
             let mut full = Vec::new();
@@ -376,7 +380,9 @@ impl Lowerer {
         let mut rest = tail.into_iter();
         let end = match rest.next() {
             Some(Item::Lit(e)) => self.text_until(&[], &e, &stops),
-            Some(Item::Tok(tok)) => format!("{}? {}", self.free_text(&stops), token(&tok, pointer)?),
+            Some(Item::Tok(tok)) => {
+                format!("{}? {}", self.free_text(&stops), token(&tok, pointer)?)
+            }
             None => format!("{}?", self.free_text(&stops)),
             Some(Item::Expr(_)) => {
                 return Err(request_error(
@@ -428,7 +434,9 @@ fn token(name: &str, pointer: &str) -> Result<String, Error> {
     } else {
         Err(request_error(
             pointer,
-            format!("special token `{name}`: names are written in angle brackets, without spaces (`<|name|>`)"),
+            format!(
+                "special token `{name}`: names are written in angle brackets, without spaces (`<|name|>`)"
+            ),
         ))
     }
 }

@@ -421,7 +421,9 @@ fn format(v: &Value, pointer: &str) -> Result<Format, Error> {
             };
             Format::AnyText { excludes }
         }
-        "sequence" => Format::Sequence(formats(object(v, pointer, &["type", "elements"])?, pointer)?),
+        "sequence" => {
+            Format::Sequence(formats(object(v, pointer, &["type", "elements"])?, pointer)?)
+        }
         "or" => Format::Or(formats(object(v, pointer, &["type", "elements"])?, pointer)?),
         "tag" => Format::Tag(tag(v, pointer)?),
         "triggered_tags" => {

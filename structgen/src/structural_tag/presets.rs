@@ -29,7 +29,9 @@
 
 use serde_json::{Value, json};
 
-use super::{Delimiter, Format, StructuralTag, Tag, TagsWithSeparator, TriggeredTags, request_error};
+use super::{
+    Delimiter, Format, StructuralTag, Tag, TagsWithSeparator, TriggeredTags, request_error,
+};
 use crate::error::Error;
 
 /// A tool-call syntax (see the module docs for each).
@@ -241,11 +243,13 @@ pub fn structural_tag(
     } else {
         let mut t = calls(syntax, &selected, single);
         t.at_least_one = forced;
-        t.stop_after_first = t.stop_after_first || single || matches!(choice, ToolChoice::Function(_));
+        t.stop_after_first =
+            t.stop_after_first || single || matches!(choice, ToolChoice::Function(_));
         Format::TriggeredTags(t)
     };
     let format = if options.reasoning {
-        let think = Tag::new(Delimiter::text("<think>"), Format::any_text(), Delimiter::text("</think>"));
+        let think =
+            Tag::new(Delimiter::text("<think>"), Format::any_text(), Delimiter::text("</think>"));
         Format::Sequence(vec![Format::Tag(think), answer])
     } else {
         answer
@@ -274,7 +278,10 @@ fn calls(syntax: ToolSyntax, tools: &[&Tool], single: bool) -> TriggeredTags {
                 .iter()
                 .map(|t| {
                     Tag::new(
-                        Delimiter::Text(format!("<tool_call>\n{}", name_prefix(&t.name, "arguments"))),
+                        Delimiter::Text(format!(
+                            "<tool_call>\n{}",
+                            name_prefix(&t.name, "arguments")
+                        )),
                         Format::JsonSchema(t.parameters.clone()),
                         Delimiter::text("}\n</tool_call>"),
                     )
@@ -345,7 +352,8 @@ fn calls(syntax: ToolSyntax, tools: &[&Tool], single: bool) -> TriggeredTags {
                 Format::TagsWithSeparator(list),
                 Delimiter::text("<｜tool▁calls▁end｜>"),
             );
-            let mut t = TriggeredTags::new(vec![Delimiter::text("<｜tool▁calls▁begin｜>")], vec![tag]);
+            let mut t =
+                TriggeredTags::new(vec![Delimiter::text("<｜tool▁calls▁begin｜>")], vec![tag]);
             t.stop_after_first = true;
             t
         }

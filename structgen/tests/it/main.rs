@@ -7,3 +7,4 @@ mod forced;
 mod front_door;
 mod lexeme_options;
 mod slicer;
+mod structural_tag;

@@ -226,10 +226,7 @@ impl Lowerer {
     /// The tag as one rule (for alternatives); `None` if it is empty.
     fn tag_rule(&mut self, t: &Tag, pointer: &str) -> Result<Option<String>, Error> {
         let items = self.tag(t, pointer, Vec::new())?;
-        Ok(match self.render(&items, pointer)? {
-            Some(body) => Some(self.rule("tag", &body)),
-            None => None,
-        })
+        Ok(self.render(&items, pointer)?.map(|body| self.rule("tag", &body)))
     }
 
     fn any_text(

@@ -7,7 +7,9 @@
 //! | GBNF | llama.cpp's grammars (`.gbnf`) | [`gbnf::compile`], [`gbnf::parse`], [`gbnf::to_lark`] |
 //!
 //! JSON Schemas are compiled by the `jsonschema` crate; Lark grammars embed
-//! them with `%json { ... }`.
+//! them with `%json { ... }`. [`lark::embed`] and [`gbnf::embed`] rename a
+//! grammar's definitions under a prefix so that it can be pasted into a
+//! larger Lark grammar (the `grammar` format of structural tags does this).
 //!
 //! # Example
 //! ```

@@ -36,8 +36,11 @@
 //! - [`Grammar::compile`] takes any [`GrammarSpec`]: JSON Schema (with
 //!   [`jsonschema::Options`] for whitespace, separators and property
 //!   order), Lark, GBNF, regex, a choice of strings, or a request in
-//!   llguidance's format. Every failure is one [`Error`] with its
-//!   [`Location`] (line and column, or a JSON pointer).
+//!   llguidance's format, or a structural tag in XGrammar's format (free
+//!   text with triggered tool calls and reasoning blocks;
+//!   [`structural_tag`], with per-model presets built from OpenAI-style
+//!   `tools` in [`structural_tag::presets`]). Every failure is one
+//!   [`Error`] with its [`Location`] (line and column, or a JSON pointer).
 //! - [`GrammarCache`] compiles each distinct spec once (bounded in bytes,
 //!   thread-safe, with hit and miss counters).
 //! - [`Vocabulary::from_tokenizer`] or [`Vocabulary::builder`] (for an
@@ -102,6 +105,7 @@ mod error;
 mod llguidance;
 mod matcher;
 mod spec;
+pub mod structural_tag;
 mod vocab;
 
 pub use cache::{CacheStats, GrammarCache};

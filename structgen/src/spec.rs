@@ -39,6 +39,10 @@ pub enum GrammarSpec {
     /// `{"grammars": [{"lark_grammar": …} | {"json_schema": …}], "max_tokens": …}`
     /// (see `llguidance.rs` for what is supported).
     Llguidance(serde_json::Value),
+    /// A structural tag in XGrammar's format,
+    /// `{"type": "structural_tag", "format": {…}}`: free text with triggered
+    /// tool calls, reasoning blocks (see [`crate::structural_tag`]).
+    StructuralTag(serde_json::Value),
 }
 
 impl GrammarSpec {
@@ -67,7 +71,7 @@ impl GrammarSpec {
     }
 
     /// The kind's short name: `json_schema`, `lark`, `gbnf`, `regex`,
-    /// `choice`, `llguidance`.
+    /// `choice`, `llguidance`, `structural_tag`.
     pub fn kind_name(&self) -> &'static str {
         match self {
             GrammarSpec::JsonSchema { .. } => "json_schema",
@@ -76,6 +80,7 @@ impl GrammarSpec {
             GrammarSpec::Regex(_) => "regex",
             GrammarSpec::Choice(_) => "choice",
             GrammarSpec::Llguidance(_) => "llguidance",
+            GrammarSpec::StructuralTag(_) => "structural_tag",
         }
     }
 
@@ -86,7 +91,7 @@ impl GrammarSpec {
             GrammarSpec::JsonSchema { schema, options } => format!("{schema}\u{0}{options:?}"),
             GrammarSpec::Lark(s) | GrammarSpec::Gbnf(s) | GrammarSpec::Regex(s) => s.clone(),
             GrammarSpec::Choice(c) => format!("{c:?}"),
-            GrammarSpec::Llguidance(v) => v.to_string(),
+            GrammarSpec::Llguidance(v) | GrammarSpec::StructuralTag(v) => v.to_string(),
         };
         format!("{}\u{0}{body}", self.kind_name())
     }
@@ -264,6 +269,9 @@ impl Grammar {
             GrammarSpec::Llguidance(request) => {
                 let r = crate::llguidance::compile(request, cfg)?;
                 (r.grammar, r.warnings, r.max_tokens)
+            }
+            GrammarSpec::StructuralTag(request) => {
+                (crate::structural_tag::compile(request, cfg)?, Vec::new(), None)
             }
         };
         Ok(Grammar::from_parts(earley, spec.kind_name(), warnings, max_tokens))

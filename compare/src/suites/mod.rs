@@ -10,6 +10,7 @@ mod jsonsuite;
 mod mask;
 mod maskbench;
 mod radix;
+mod structural;
 mod toktrie;
 mod ttfm;
 
@@ -42,6 +43,11 @@ pub(crate) const SUITES: &[Suite] = &[
     },
     Suite { name: "coalesce", about: "forced tokens vs llguidance", run: coalesce::run },
     Suite { name: "ttfm", about: "MaskBench time to first mask by phase", run: ttfm::run },
+    Suite {
+        name: "structural",
+        about: "structural tags (free text, tool calls) vs llguidance",
+        run: structural::run,
+    },
     Suite { name: "radix", about: "radix prefix cache vs a hash-of-blocks cache", run: radix::run },
 ];
 

@@ -10,4 +10,5 @@ mod lexeme_options;
 mod mask;
 mod maskbench;
 mod slicer;
+mod structural_tag;
 mod toktrie;

@@ -277,3 +277,15 @@ pub fn to_lark(src: &str, config: &Config) -> Result<String, Error> {
     let lg = to_lark_ast(&g, src)?;
     crate::lark::print::print_renamed(&lg, ROOT, src)
 }
+
+/// A GBNF grammar (start rule `root`) as Lark definitions for embedding in
+/// a larger Lark grammar, every name prefixed with `prefix`; returns the
+/// new name of `root` and the definitions (see [`crate::lark::embed`]).
+///
+/// # Errors
+/// As [`to_lark`].
+pub fn embed(src: &str, prefix: &str, config: &Config) -> Result<(String, String), Error> {
+    let g = parse(src, config)?;
+    let lg = to_lark_ast(&g, src)?;
+    crate::lark::print::print_embedded(&lg, ROOT, prefix, src)
+}

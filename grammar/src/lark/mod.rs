@@ -138,3 +138,16 @@ pub fn compile_ast(
 ) -> Result<earley::Grammar, Error> {
     lower::lower(grammar, src, start, config)?.build(config.parser_limits, src)
 }
+
+/// A Lark grammar (start rule `start`) rewritten for embedding in a larger
+/// Lark grammar: every definition renamed with `prefix` (see
+/// [`print()`]); returns the new name of `start` and the definitions.
+/// Structural tags embed their `grammar` formats this way.
+///
+/// # Errors
+/// Syntax errors, and directives with a grammar-wide meaning (`%ignore`,
+/// `%import`, `%llguidance`, …), with line and column.
+pub fn embed(src: &str, prefix: &str, config: &Config) -> Result<(String, String), Error> {
+    let g = parse(src, config)?;
+    print::print_embedded(&g, "start", prefix, src)
+}

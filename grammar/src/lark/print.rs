@@ -67,6 +67,73 @@ pub(crate) fn print_renamed(g: &Grammar, start: &str, src: &str) -> Result<Strin
     Ok(out)
 }
 
+/// Prints `g` for embedding in a larger grammar: every defined name gets
+/// `prefix` (`{prefix}_name` for rules, `{PREFIX}_NAME` for terminals);
+/// returns the new name of `start` and the definitions.
+///
+/// # Errors
+/// Items with a grammar-wide meaning (`%ignore`, `%import`, `%llguidance`,
+/// `%declare`, `%override`, `%extend`), a missing `start`, or a construct
+/// the dialect cannot write, located in `src`.
+pub(crate) fn print_embedded(
+    g: &Grammar,
+    start: &str,
+    prefix: &str,
+    src: &str,
+) -> Result<(String, String), Error> {
+    let mut names = HashMap::new();
+    for item in &g.items {
+        match item {
+            Item::Def(d) => {
+                let base = lark_name(&d.name.name, d.kind);
+                let name = match d.kind {
+                    DefKind::Terminal => format!("{}_{base}", prefix.to_ascii_uppercase()),
+                    DefKind::Rule => format!("{}_{base}", prefix.to_ascii_lowercase()),
+                };
+                names.insert(d.name.name.clone(), name);
+            }
+            Item::Ignore(_, span)
+            | Item::Declare(_, span)
+            | Item::Override(_, span)
+            | Item::Extend(_, span)
+            | Item::Options(_, span) => {
+                return Err(Error::at(
+                    ErrorKind::Unsupported,
+                    "an embedded grammar holds definitions only (no `%` directives)",
+                    *span,
+                    src,
+                ));
+            }
+            Item::Import(imp) => {
+                return Err(Error::at(
+                    ErrorKind::Unsupported,
+                    "an embedded grammar holds definitions only (no `%import`)",
+                    imp.span,
+                    src,
+                ));
+            }
+        }
+    }
+    let Some(start_name) = names.get(start).cloned() else {
+        return Err(Error::new(ErrorKind::UnknownName, format!("no rule `{start}`")));
+    };
+    let p = Printer { names };
+    let mut out = String::new();
+    for item in &g.items {
+        if let Some(e) = find_negated_special(item) {
+            return Err(Error::at(
+                ErrorKind::Unsupported,
+                "a negated named token (`!<name>`) has no Lark spelling; use `!<[id]>`",
+                e.span,
+                src,
+            ));
+        }
+        p.item(item, &mut out);
+        out.push('\n');
+    }
+    Ok((start_name, out))
+}
+
 fn find_negated_special(item: &Item) -> Option<&Expr> {
     fn in_exp(e: &Expansions) -> Option<&Expr> {
         e.alternatives.iter().flat_map(|a| &a.conjuncts).flat_map(|s| &s.items).find_map(in_expr)

@@ -16,7 +16,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use toktrie::TokenId;
 
-use super::mask::{load_grammar, summary};
+use super::mask::{load_either, summary};
 use structgen::Matcher;
 
 /// The bundled example: a small record, as a Lark grammar.
@@ -32,8 +32,12 @@ TAG: /"[a-z]{2,8}"/
 #[derive(Debug, Args)]
 pub(crate) struct DemoArgs {
     /// The grammar (.lark, .gbnf or .regex); a bundled example when absent.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "structure")]
     pub(crate) grammar: Option<PathBuf>,
+    /// A structural tag or tool-call preset request (JSON; see `structgen
+    /// mask --help`).
+    #[arg(long)]
+    pub(crate) structure: Option<PathBuf>,
     /// The seed of the stand-in sampler.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
@@ -43,8 +47,8 @@ pub(crate) struct DemoArgs {
 }
 
 pub(crate) fn run(args: DemoArgs) -> Result<ExitCode> {
-    let grammar = match &args.grammar {
-        Some(path) => load_grammar(path)?,
+    let grammar = match load_either(args.grammar.as_deref(), args.structure.as_deref())? {
+        Some(g) => g,
         None => structgen::Grammar::lark(EXAMPLE)
             .map_err(|e| anyhow::anyhow!("bundled example: {e}"))?,
     };

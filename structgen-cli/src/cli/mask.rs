@@ -18,8 +18,13 @@ pub(crate) struct MaskArgs {
     #[arg(long, value_parser = TokenizerSpec::parse, default_value = "o200k")]
     pub(crate) tokenizer: TokenizerSpec,
     /// The grammar: a .lark, .gbnf, .regex or .json (JSON Schema) file.
+    #[arg(long, required_unless_present = "structure", conflicts_with = "structure")]
+    pub(crate) grammar: Option<PathBuf>,
+    /// A structural tag (`{"type": "structural_tag", "format": …}`) or a
+    /// tool-call preset request (`{"syntax": "hermes", "tools": […],
+    /// "tool_choice": "auto", "reasoning": true}`), as a JSON file.
     #[arg(long)]
-    pub(crate) grammar: PathBuf,
+    pub(crate) structure: Option<PathBuf>,
     /// The text to walk through the grammar.
     #[arg(long)]
     pub(crate) input: PathBuf,
@@ -50,6 +55,54 @@ pub(crate) fn load_grammar(path: &Path) -> Result<Grammar> {
     Grammar::compile(&spec, &CompileOptions::default()).map_err(|e| anyhow::anyhow!("{name}:{e}"))
 }
 
+/// Compiles a structure file: a structural tag in XGrammar's format, or a
+/// preset request `{"syntax": NAME, "tools": [...], "tool_choice": ...,
+/// "reasoning": bool, "parallel_tool_calls": bool}` (OpenAI's `tools` and
+/// `tool_choice`; syntax names as `ToolSyntax::from_name` reads them).
+pub(crate) fn load_structure(path: &Path) -> Result<Grammar> {
+    use structgen::structural_tag::presets;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read structure file `{}`", path.display()))?;
+    let name = path.display();
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{name}: not JSON"))?;
+    if v.get("type").is_some() {
+        let spec = GrammarSpec::StructuralTag(v);
+        return Grammar::compile(&spec, &CompileOptions::default())
+            .map_err(|e| anyhow::anyhow!("{name}:{e}"));
+    }
+    let syntax_name = v.get("syntax").and_then(|s| s.as_str()).unwrap_or("");
+    let Some(syntax) = presets::ToolSyntax::from_name(syntax_name) else {
+        bail!(
+            "{name}: expected a structural tag (`\"type\": \"structural_tag\"`) or a preset request with a known `syntax` (hermes, llama3_json, llama3_python_tag, mistral, deepseek)"
+        );
+    };
+    let tools = presets::tools_from_openai(v.get("tools").unwrap_or(&serde_json::json!([])))
+        .map_err(|e| anyhow::anyhow!("{name}: tools{e}"))?;
+    let choice = presets::tool_choice_from_openai(v.get("tool_choice").unwrap_or(&"auto".into()))
+        .map_err(|e| anyhow::anyhow!("{name}: tool_choice{e}"))?;
+    let flag = |k: &str, d: bool| v.get(k).and_then(serde_json::Value::as_bool).unwrap_or(d);
+    let options = presets::PresetOptions::default()
+        .with_reasoning(flag("reasoning", false))
+        .with_parallel_tool_calls(flag("parallel_tool_calls", true));
+    let tag = presets::structural_tag(syntax, &tools, &choice, &options)
+        .map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
+    let spec = GrammarSpec::StructuralTag(tag.to_json());
+    Grammar::compile(&spec, &CompileOptions::default()).map_err(|e| anyhow::anyhow!("{name}:{e}"))
+}
+
+/// The grammar of `--grammar` or `--structure` (`None` when neither).
+pub(crate) fn load_either(
+    grammar: Option<&Path>,
+    structure: Option<&Path>,
+) -> Result<Option<Grammar>> {
+    match (grammar, structure) {
+        (_, Some(s)) => load_structure(s).map(Some),
+        (Some(g), None) => load_grammar(g).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
 /// Per-mask times in microseconds: mean, p50, p99, max.
 pub(crate) fn summary(times: &mut [f64]) -> String {
     if times.is_empty() {
@@ -69,7 +122,9 @@ pub(crate) fn summary(times: &mut [f64]) -> String {
 
 pub(crate) fn run(args: MaskArgs) -> Result<ExitCode> {
     let tok = std::sync::Arc::new(args.tokenizer.load()?);
-    let grammar = load_grammar(&args.grammar)?;
+    let Some(grammar) = load_either(args.grammar.as_deref(), args.structure.as_deref())? else {
+        bail!("give --grammar or --structure");
+    };
     let input = read_maybe_gz(&args.input)?;
     let tokens: Vec<TokenId> = tok.encode_bytes(&input).into_iter().map(TokenId).collect();
     let vocab = super::common::vocabulary(&tok, args.no_slicer)?;

@@ -8,3 +8,4 @@ mod front_door;
 mod hostile;
 mod lexeme_options;
 mod slicer;
+mod structural_tag;

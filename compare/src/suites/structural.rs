@@ -1,0 +1,254 @@
+//! `cargo xtask bench structural`: masks of structural tags (free text
+//! with triggered tool calls) against llguidance 1.9.1 on the same Lark
+//! text (`StructuralTag::to_lark`, lazy lexemes), both with their default
+//! slicers, and against an unconstrained step's bookkeeping (copying a full
+//! bitmask row), on o200k and Llama-3.
+//!
+//! Cases: free text (a reasoning block and an answer in prose, with the
+//! Hermes tool-call trigger live), and tool arguments (a required call
+//! whose JSON arguments are most of the input). Every step first asserts
+//! equal popcounts on both sides, then each mask is timed (the fastest of
+//! a few passes, ours then llguidance's on the same state).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::json;
+use structgen::structural_tag::StructuralTag;
+use structgen::structural_tag::presets::{self, PresetOptions, Tool, ToolChoice, ToolSyntax};
+use structgen::{Grammar, Matcher, Vocabulary};
+use toktrie::TokenId;
+
+use compare::report::Report;
+
+const PASSES: usize = 3;
+
+struct Vocab {
+    name: &'static str,
+    tokenizer: Arc<bpe::Tokenizer>,
+    vocab: Vocabulary,
+    peer: peer_toktrie::TokEnv,
+}
+
+fn vocab(name: &'static str, tokenizer: bpe::Tokenizer) -> Result<Vocab> {
+    let tokenizer = Arc::new(tokenizer);
+    let (vocab, eos) = compare::peer::vocabulary(&tokenizer, true)?;
+    let peer = compare::peer::llg_tok_env(&tokenizer, eos);
+    Ok(Vocab { name, tokenizer, vocab, peer })
+}
+
+fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "get_weather",
+            json!({"type": "object", "properties": {"city": {"type": "string"},
+                "unit": {"enum": ["c", "f"]}}, "required": ["city"]}),
+        ),
+        Tool::new(
+            "write_note",
+            json!({"type": "object", "properties": {"title": {"type": "string"},
+                "body": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+                "required": ["title", "body"]}),
+        ),
+    ]
+}
+
+/// Prose: the start of Pride and Prejudice when the shared data is there.
+fn prose() -> String {
+    let fallback = "It is a truth universally acknowledged, that a single man in possession of a \
+                    good fortune, must be in want of a wife. However little known the feelings or \
+                    views of such a man may be on his first entering a neighbourhood, this truth \
+                    is so well fixed in the minds of the surrounding families. ";
+    match compare::shared::read("text/pride_and_prejudice.txt.gz") {
+        Ok(b) => {
+            let s = String::from_utf8_lossy(&b).into_owned();
+            let start = s.find("It is a truth").unwrap_or(0);
+            s[start..].chars().take(3000).collect()
+        }
+        Err(_) => fallback.repeat(8),
+    }
+}
+
+struct Case {
+    name: &'static str,
+    tag: StructuralTag,
+    input: String,
+}
+
+fn cases() -> Result<Vec<Case>> {
+    let t = tools();
+    let text = prose();
+    let mid = (0..=text.len() / 2).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let (think, answer) = text.split_at(mid);
+    let body = text.replace('"', "'").replace('\n', " ");
+    let body: String = body.chars().take(1500).collect();
+    Ok(vec![
+        Case {
+            name: "free text (hermes auto, reasoning)",
+            tag: presets::structural_tag(
+                ToolSyntax::Hermes,
+                &t,
+                &ToolChoice::Auto,
+                &PresetOptions::default().with_reasoning(true),
+            )?,
+            input: format!("<think>{think}</think>{answer}"),
+        },
+        Case {
+            name: "tool arguments (hermes required)",
+            tag: presets::structural_tag(
+                ToolSyntax::Hermes,
+                &t,
+                &ToolChoice::Required,
+                &PresetOptions::default(),
+            )?,
+            input: format!(
+                "<tool_call>\n{{\"name\": \"write_note\", \"arguments\": {{\"title\": \"Notes\", \
+                 \"body\": \"{body}\", \"tags\": [\"a\", \"b\"]}}}}\n</tool_call>"
+            ),
+        },
+    ])
+}
+
+struct Stats {
+    mean: f64,
+    p99: f64,
+}
+
+fn stats(xs: &mut [f64]) -> Stats {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len().max(1);
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    let p99 = xs.get(((xs.len().saturating_sub(1)) as f64 * 0.99).round() as usize).copied();
+    Stats { mean, p99: p99.unwrap_or(0.0) }
+}
+
+/// The time of an unconstrained step's bookkeeping: copying a full bitmask
+/// row of the vocabulary (µs, the fastest of many).
+fn copy_time(words: usize) -> f64 {
+    let full = vec![u32::MAX; words];
+    let mut row = vec![0u32; words];
+    let mut best = f64::INFINITY;
+    for _ in 0..2000 {
+        let start = Instant::now();
+        row.copy_from_slice(std::hint::black_box(&full));
+        std::hint::black_box(&mut row);
+        best = best.min(start.elapsed().as_secs_f64() * 1e6);
+    }
+    best
+}
+
+pub(crate) fn run(args: &[String]) -> Result<()> {
+    if !args.is_empty() {
+        bail!("usage: cargo xtask bench structural");
+    }
+    let mut report = Report::new(
+        "structural",
+        &[
+            "vocabulary",
+            "case",
+            "masks",
+            "ours mean µs",
+            "llg mean µs",
+            "mean ratio",
+            "ours p99 µs",
+            "llg p99 µs",
+            "p99 ratio",
+            "row copy µs",
+            "ours mean / copy",
+            "ours compile+1st ms",
+            "llg compile+1st ms",
+        ],
+    );
+    let mut vocabs = vec![vocab("o200k", bpe::Tokenizer::o200k_base())?];
+    match compare::shared::data_dir() {
+        Some(_) => {
+            let json = compare::shared::read("tokenizers/llama3.tokenizer.json.gz")?;
+            vocabs.push(vocab("llama3", bpe::Tokenizer::from_tokenizer_json(&json)?)?);
+        }
+        None => report.note("Llama-3 and the prose skipped: ../shared/data is absent."),
+    }
+    let cases = cases()?;
+    for v in &vocabs {
+        let factory = compare::peer::llg_factory(
+            &v.peer,
+            &llguidance::earley::SlicedBiasComputer::general_slices(),
+        )?;
+        let copy = copy_time(v.vocab.bitmask_words());
+        for case in &cases {
+            let label = format!("{} / {}", v.name, case.name);
+            let lark = case.tag.to_lark()?;
+            let grammar = Grammar::from_earley(case.tag.compile(&Default::default())?);
+            let peer_matcher = || -> Result<llguidance::Matcher> {
+                let g = llguidance::api::TopLevelGrammar::from_lark(lark.clone());
+                let m = llguidance::Matcher::new(factory.create_parser(g));
+                if let Some(e) = m.get_error() {
+                    bail!("llguidance: {e}");
+                }
+                Ok(m)
+            };
+            let tokens: Vec<TokenId> =
+                v.tokenizer.encode(&case.input).into_iter().map(TokenId).collect();
+            let steps = tokens.len() + 1;
+            let (mut t_ours, mut t_peer) = (vec![f64::INFINITY; steps], vec![f64::INFINITY; steps]);
+            for _ in 0..PASSES {
+                let mut ours = Matcher::new(&v.vocab, &grammar)?;
+                let mut peer = peer_matcher()?;
+                for step in 0..steps {
+                    let start = Instant::now();
+                    let n_ours = ours.compute_mask()?.count();
+                    t_ours[step] = t_ours[step].min(start.elapsed().as_secs_f64() * 1e6);
+                    let start = Instant::now();
+                    let n_peer = peer.compute_mask_or_eos()?.num_set();
+                    t_peer[step] = t_peer[step].min(start.elapsed().as_secs_f64() * 1e6);
+                    ensure!(
+                        n_ours == n_peer,
+                        "{label}: step {step}: popcount {n_ours} vs {n_peer}"
+                    );
+                    if step < tokens.len() {
+                        ours.consume_token(tokens[step]).with_context(|| label.clone())?;
+                        peer.consume_token(tokens[step].0)?;
+                    }
+                }
+                ensure!(ours.is_accepting(), "{label}: input not accepted");
+            }
+            let start = Instant::now();
+            let mut m = Matcher::new(
+                &v.vocab,
+                &Grammar::from_earley(case.tag.compile(&Default::default())?),
+            )?;
+            std::hint::black_box(m.compute_mask()?.count());
+            let c_ours = start.elapsed().as_secs_f64() * 1e3;
+            let start = Instant::now();
+            let mut m = peer_matcher()?;
+            std::hint::black_box(m.compute_mask()?.num_set());
+            let c_peer = start.elapsed().as_secs_f64() * 1e3;
+            let (so, sp) = (stats(&mut t_ours), stats(&mut t_peer));
+            report.row(vec![
+                json!(v.name),
+                json!(case.name),
+                json!(steps),
+                json!(so.mean),
+                json!(sp.mean),
+                json!(so.mean / sp.mean),
+                json!(so.p99),
+                json!(sp.p99),
+                json!(so.p99 / sp.p99),
+                json!(copy),
+                json!(so.mean / copy),
+                json!(c_ours),
+                json!(c_peer),
+            ]);
+        }
+    }
+    report.note(
+        "Each mask: the fastest of 3 passes with fresh matchers, ours (JSON slicer) then \
+         llguidance (general slices) on the same state and the same Lark text \
+         (StructuralTag::to_lark); ratio = ours / llguidance (lower is better). row copy: \
+         copying a full bitmask row (the bookkeeping of an unconstrained step), the fastest \
+         of 2,000. compile+1st: one run each.",
+    );
+    report.note(format!("machine: {}", compare::report::machine()));
+    report.finish()?;
+    Ok(())
+}

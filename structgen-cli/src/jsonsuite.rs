@@ -222,10 +222,12 @@ impl<'a> Runner<'a> {
         };
         let walk = |text: &str| -> bool {
             let Ok(mut m) = Matcher::new(self.vocab, &g) else { return false };
-            self.tokenizer.encode(text).into_iter().all(|t| {
-                m.compute_mask().is_ok_and(|mask| mask.contains(TokenId(t)))
-                    && m.consume_token(TokenId(t)).is_ok()
-            }) && m.is_accepting()
+            crate::tokenizer::encode_document(self.tokenizer, text.as_bytes()).into_iter().all(
+                |t| {
+                    m.compute_mask().is_ok_and(|mask| mask.contains(TokenId(t)))
+                        && m.consume_token(TokenId(t)).is_ok()
+                },
+            ) && m.is_accepting()
         };
         Outcome::Compiled(group.tests.iter().map(|(text, _, _)| walk(text)).collect())
     }

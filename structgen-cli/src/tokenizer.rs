@@ -129,6 +129,18 @@ impl TokenizerSpec {
     }
 }
 
+/// The tokens a grammar walks for a document: the text as generated text,
+/// a continuation ([`Tokenizer::encode_continuation`]), so a SentencePiece
+/// vocabulary (Llama-2, Mistral) adds no prefix space the grammar would
+/// then refuse. Bytes that are not UTF-8 fall back to
+/// [`Tokenizer::encode_bytes`] (each invalid sequence a piece of its own).
+pub fn encode_document(tokenizer: &Tokenizer, bytes: &[u8]) -> Vec<u32> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => tokenizer.encode_continuation(text),
+        Err(_) => tokenizer.encode_bytes(bytes),
+    }
+}
+
 /// Reads a file, decompressing it when its name ends in `.gz`.
 fn read_maybe_gz(path: &Path) -> Result<Vec<u8>, TokenizerError> {
     crate::io::read_maybe_gz(path)

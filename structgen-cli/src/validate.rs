@@ -158,7 +158,7 @@ impl<'a> Checker<'a> {
             (0, doc.len())
         };
         let body = &doc[start..end];
-        let tokens = self.tokenizer.encode_bytes(body);
+        let tokens = crate::tokenizer::encode_document(self.tokenizer, body);
         let mut m = Matcher::new(self.vocab, self.grammar)?;
         let stop = m.stop_tokens().to_vec();
         let mut at = 0usize;

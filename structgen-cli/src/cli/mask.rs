@@ -45,7 +45,8 @@ pub(crate) fn run(args: MaskArgs) -> Result<ExitCode> {
     let tok = std::sync::Arc::new(args.tokenizer.load()?);
     let loaded = load_grammar(args.grammar.as_deref(), &args.schema, &Defaults::default())?;
     let input = read_maybe_gz(&args.input)?;
-    let tokens: Vec<TokenId> = tok.encode_bytes(&input).into_iter().map(TokenId).collect();
+    let tokens: Vec<TokenId> =
+        structgen_cli::tokenizer::encode_document(&tok, &input).into_iter().map(TokenId).collect();
     let vocab = super::common::vocabulary(&tok, args.no_slicer)?;
     let mut m = Matcher::new(&vocab, &loaded.grammar)?;
     let mut times = Vec::with_capacity(tokens.len() + 1);

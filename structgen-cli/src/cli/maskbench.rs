@@ -158,7 +158,8 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                 let mut in_any_order: Option<Option<Grammar>> = None;
                 for t in tests {
                     let (is_valid, text) = (t.valid, &t.text);
-                    let tokens = tokenizer.encode(text);
+                    let tokens =
+                        structgen_cli::tokenizer::encode_document(&tokenizer, text.as_bytes());
                     let (rejected_at, r) = walk(&vocab, &slicing, &g, &tokens, &mut mask_us)?;
                     refusals += r;
                     let accepted = rejected_at.is_none();

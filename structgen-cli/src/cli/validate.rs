@@ -98,10 +98,8 @@ fn describe(name: &str, grammar: &str, r: &Rejection) -> String {
             quoted(&t.text),
             t.offset
         )),
-        None => out.push_str(&format!(
-            ": the text ends at byte {} before the grammar accepts",
-            r.offset
-        )),
+        None => out
+            .push_str(&format!(": the text ends at byte {} before the grammar accepts", r.offset)),
     }
     if let Some(p) = &r.instance_pointer {
         out.push_str(&format!("\n  instance: {}", if p.is_empty() { "(the root)" } else { p }));

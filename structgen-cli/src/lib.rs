@@ -13,6 +13,8 @@
 //!   every MaskBench harness runs on our matcher.
 //! - [`jsonsuite`]: the official JSON-Schema-Test-Suite (groups, outcomes,
 //!   tallies) on our compiler.
+//! - [`limits`]: resource limits from `--limit`/`--limits` onto the
+//!   libraries' limit structs.
 //! - [`replay`]: replaying a document with a stand-in sampler to count what
 //!   forced tokens save.
 //! - [`cache_sim`]: the prefix-cache simulator (workloads, Mooncake traces,
@@ -26,6 +28,7 @@ pub mod cache_sim;
 mod explain;
 pub mod io;
 pub mod jsonsuite;
+pub mod limits;
 pub mod maskbench;
 pub mod replay;
 pub mod tokenizer;

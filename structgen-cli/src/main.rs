@@ -50,6 +50,8 @@ enum Command {
     CacheSim(cli::cache_sim::CacheSimArgs),
     /// Generate a document under a grammar or schema with a stand-in sampler.
     Demo(cli::demo::DemoArgs),
+    /// List the resource limits `--limit`/`--limits` set, with their defaults.
+    Limits,
 }
 
 /// Exit status after a closed pipe on standard output.
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::JsonschemaSuite(args) => cli::jsonschema_suite::run(args),
         Command::CacheSim(args) => cli::cache_sim::run(args),
         Command::Demo(args) => cli::demo::run(args),
+        Command::Limits => cli::common::print_limits(),
     };
     // What is still buffered must reach the reader too (or fail here).
     let result = result.and_then(|code| {

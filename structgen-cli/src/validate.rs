@@ -240,7 +240,10 @@ impl<'a> Checker<'a> {
             instance_pointer: instance_pointer(&body[..rel], body.get(rel).copied()),
             reason: None,
         };
-        if let Some((schema, options)) = self.schema {
+        // A limit, not the schema, stopped the walk: no keyword to blame.
+        if let Some((schema, options)) = self.schema
+            && r.error.is_none()
+        {
             let limit = self.explain_limit;
             r.reason = Some(crate::explain::reason(schema, options, body, rel, at_end, limit));
         }

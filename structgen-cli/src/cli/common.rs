@@ -64,6 +64,53 @@ pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
+/// Resource limits from the command line (see [`structgen_cli::limits`];
+/// `structgen limits` lists the keys and their defaults).
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct LimitArgs {
+    /// A JSON file of limits: `{"lexer": {"max_states": 250000}, …}` or
+    /// `{"lexer.max_states": 250000, …}`.
+    #[arg(long, value_name = "FILE.json")]
+    pub(crate) limits: Option<PathBuf>,
+    /// One limit, after the file (repeatable): `--limit lexer.max_states=250000`.
+    #[arg(long = "limit", value_name = "SECTION.NAME=N", value_parser = parse_limit)]
+    pub(crate) limit: Vec<(String, u64)>,
+}
+
+fn parse_limit(s: &str) -> Result<(String, u64), String> {
+    structgen_cli::limits::parse_assignment(s).map_err(|e| e.to_string())
+}
+
+impl LimitArgs {
+    /// Sets the file's limits, then the flags', on `grammar` and `schemas`.
+    pub(crate) fn apply(
+        &self,
+        grammar: &mut grammar::Config,
+        schemas: Vec<&mut jsonschema::Options>,
+    ) -> Result<()> {
+        let mut t = structgen_cli::limits::Targets { grammar, schemas };
+        if let Some(path) = &self.limits {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read limits file `{}`", path.display()))?;
+            let name = path.display().to_string();
+            t.set_all(&structgen_cli::limits::parse_file(&text, &name)?)
+                .with_context(|| format!("in limits file `{name}`"))?;
+        }
+        t.set_all(&self.limit)?;
+        Ok(())
+    }
+}
+
+/// `structgen limits`: every limit key and its default, one a line.
+pub(crate) fn print_limits() -> Result<std::process::ExitCode> {
+    let g = grammar::Config::default();
+    let s = jsonschema::Options::default();
+    for (key, value) in structgen_cli::limits::table(&g, &s) {
+        outln!("{key:<28} {value}");
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 /// `--whitespace` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum WhitespaceArg {
@@ -186,6 +233,7 @@ pub(crate) struct Loaded {
 pub(crate) fn load_grammar(
     grammar: Option<&Path>,
     schema: &SchemaArgs,
+    limits: &LimitArgs,
     defaults: &Defaults,
 ) -> Result<Loaded> {
     let (path, is_schema) = match (grammar, &schema.schema) {
@@ -200,15 +248,18 @@ pub(crate) fn load_grammar(
     let at = |e: structgen::Error| anyhow::anyhow!("{name}:{e}");
     let mut options = CompileOptions::default();
     options.grammar.json = schema.apply(defaults.lark_json.clone());
+    let mut schema_options = schema.apply(defaults.schema.clone());
+    let mut lark_json = options.grammar.json.clone();
+    limits.apply(&mut options.grammar, vec![&mut schema_options, &mut lark_json])?;
+    options.grammar.json = lark_json;
     let (spec, kept) = if is_schema {
         let GrammarSpec::JsonSchema { schema: value, .. } =
             GrammarSpec::json_schema_str(&text).map_err(at)?
         else {
             bail!("{name}: not read as a JSON Schema");
         };
-        let (value, opts) =
-            grammar::x_guidance::split(&value, schema.apply(defaults.schema.clone()))
-                .map_err(|e| anyhow::anyhow!("{name}: \"{}\": {}", e.pointer(), e.message()))?;
+        let (value, opts) = grammar::x_guidance::split(&value, schema_options.clone())
+            .map_err(|e| anyhow::anyhow!("{name}: \"{}\": {}", e.pointer(), e.message()))?;
         let spec = GrammarSpec::JsonSchema { schema: value.clone(), options: opts.clone() };
         (spec, Some((value, opts)))
     } else {

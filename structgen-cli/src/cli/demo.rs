@@ -21,7 +21,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use toktrie::TokenId;
 
-use super::common::{Defaults, SchemaArgs, TokenizerSpec, load_grammar, summary};
+use super::common::{Defaults, LimitArgs, SchemaArgs, TokenizerSpec, load_grammar, summary};
 use structgen::Matcher;
 
 /// The bundled example: a small record, as a Lark grammar.
@@ -45,6 +45,8 @@ pub(crate) struct DemoArgs {
     pub(crate) grammar: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) schema: SchemaArgs,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
     /// o200k, cl100k, PATH.tiktoken, PATH/tokenizer.json[.gz] or a
     /// directory holding tokenizer.json.
     #[arg(long, value_parser = TokenizerSpec::parse, default_value = "o200k")]
@@ -107,7 +109,7 @@ pub(crate) fn run(args: DemoArgs) -> Result<ExitCode> {
     defaults.schema.max_string_length = Some(DEMO_STRING_LENGTH);
     defaults.lark_json.max_string_length = Some(DEMO_STRING_LENGTH);
     let (grammar, compile_ms) = if args.grammar.is_some() || args.schema.schema.is_some() {
-        let l = load_grammar(args.grammar.as_deref(), &args.schema, &defaults)?;
+        let l = load_grammar(args.grammar.as_deref(), &args.schema, &args.limits, &defaults)?;
         (l.grammar, l.compile_time.as_secs_f64() * 1e3)
     } else {
         let started = Instant::now();

@@ -9,7 +9,9 @@ use anyhow::Result;
 use clap::Args;
 use toktrie::TokenId;
 
-use super::common::{Defaults, SchemaArgs, TokenizerSpec, load_grammar, read_maybe_gz, summary};
+use super::common::{
+    Defaults, LimitArgs, SchemaArgs, TokenizerSpec, load_grammar, read_maybe_gz, summary,
+};
 use structgen::Matcher;
 
 /// Arguments of `structgen mask`.
@@ -24,6 +26,8 @@ pub(crate) struct MaskArgs {
     pub(crate) grammar: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) schema: SchemaArgs,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
     /// The text to walk through the grammar (gunzipped when named .gz).
     #[arg(long)]
     pub(crate) input: PathBuf,
@@ -43,7 +47,8 @@ fn shown(tok: &bpe::Tokenizer, t: u32) -> String {
 
 pub(crate) fn run(args: MaskArgs) -> Result<ExitCode> {
     let tok = std::sync::Arc::new(args.tokenizer.load()?);
-    let loaded = load_grammar(args.grammar.as_deref(), &args.schema, &Defaults::default())?;
+    let loaded =
+        load_grammar(args.grammar.as_deref(), &args.schema, &args.limits, &Defaults::default())?;
     let input = read_maybe_gz(&args.input)?;
     let tokens: Vec<TokenId> =
         structgen_cli::tokenizer::encode_document(&tok, &input).into_iter().map(TokenId).collect();

@@ -30,7 +30,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::common::{TokenizerSpec, read_maybe_gz};
+use super::common::{LimitArgs, TokenizerSpec, read_maybe_gz};
 use structgen::{Grammar, Matcher, Vocabulary};
 use structgen_cli::maskbench::{Rejection, Stats, records, walk as walk_tokens};
 
@@ -55,6 +55,8 @@ pub(crate) struct MaskbenchArgs {
     /// default is schema order, as in llguidance).
     #[arg(long)]
     pub(crate) any_order: bool,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
 }
 
 /// Walks one instance: where it stopped (`None` if every token is in its
@@ -106,6 +108,9 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
     if args.any_order {
         options.property_order = jsonschema::PropertyOrder::Any;
     }
+    let mut config = grammar::Config::default();
+    args.limits.apply(&mut config, vec![&mut options])?;
+    let parser_limits = config.parser_limits;
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     let (mut schemas, mut compiled) = (0usize, 0usize);
     let (mut valid, mut valid_rejected, mut invalid, mut invalid_accepted) = (0, 0, 0, 0);
@@ -127,7 +132,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
             .map_err(|e| (e.kind().name().to_string(), e.to_string()))
             .and_then(|c| {
                 c.grammar
-                    .to_earley(earley::Limits::default())
+                    .to_earley(parser_limits)
                     .map(Grammar::from_earley)
                     .map_err(|e| ("engine".to_string(), e.to_string()))
             })
@@ -168,10 +173,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                         if !args.any_order {
                             let g = in_any_order.get_or_insert_with(|| {
                                 let c = jsonschema::compile(&rec.schema, &any_order).ok()?;
-                                c.grammar
-                                    .to_earley(earley::Limits::default())
-                                    .ok()
-                                    .map(Grammar::from_earley)
+                                c.grammar.to_earley(parser_limits).ok().map(Grammar::from_earley)
                             });
                             if let Some(g) = g {
                                 let (again, _) =

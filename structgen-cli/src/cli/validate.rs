@@ -12,7 +12,9 @@ use clap::Args;
 use serde_json::{Value, json};
 use structgen_cli::validate::{Checker, Reason, Rejection, Verdict};
 
-use super::common::{Defaults, SchemaArgs, TokenizerSpec, WhitespaceArg, load_grammar, read_input};
+use super::common::{
+    Defaults, LimitArgs, SchemaArgs, TokenizerSpec, WhitespaceArg, load_grammar, read_input,
+};
 
 /// Arguments of `structgen validate`.
 #[derive(Debug, Args)]
@@ -23,6 +25,8 @@ pub(crate) struct ValidateArgs {
     pub(crate) grammar: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) schema: SchemaArgs,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
     /// The tokenizer the documents are walked with: o200k, cl100k,
     /// PATH.tiktoken, PATH/tokenizer.json[.gz] or a directory holding
     /// tokenizer.json.
@@ -50,7 +54,7 @@ pub(crate) fn run(args: ValidateArgs) -> Result<ExitCode> {
             .apply(jsonschema::Options::default()),
         ..Defaults::default()
     };
-    let loaded = load_grammar(args.grammar.as_deref(), &args.schema, &defaults)?;
+    let loaded = load_grammar(args.grammar.as_deref(), &args.schema, &args.limits, &defaults)?;
     let tok = Arc::new(args.tokenizer.load()?);
     // Masks without the slicer: each document is walked once.
     let vocab = super::common::vocabulary(&tok, true)?;

@@ -7,5 +7,7 @@ mod cli;
 mod harness;
 mod kv_subscriber;
 mod mooncake;
+mod output;
 mod sim;
 mod tokenize;
+mod validate;

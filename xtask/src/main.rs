@@ -31,6 +31,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+mod deps;
 mod python;
 mod registry;
 mod tidy;

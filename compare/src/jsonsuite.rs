@@ -92,7 +92,8 @@ impl Engines {
         };
         let walk = |text: &str| -> bool {
             let mut m = template.deep_clone();
-            let tokens = structgen_cli::tokenizer::encode_document(&self.tokenizer, text.as_bytes());
+            let tokens =
+                structgen_cli::tokenizer::encode_document(&self.tokenizer, text.as_bytes());
             catch_unwind(AssertUnwindSafe(|| {
                 tokens.iter().all(|&t| {
                     m.compute_mask_or_eos().is_ok_and(|mask| mask.is_allowed(t))

@@ -58,7 +58,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
 ];
 
 /// Crates only `compare` may depend on.
-const PEERS: &[&str] = &["llguidance", "peer-toktrie", "peer-bpe", "tokenizers", "tiktoken-rs", "bpe-openai"];
+const PEERS: &[&str] =
+    &["llguidance", "peer-toktrie", "peer-bpe", "tokenizers", "tiktoken-rs", "bpe-openai"];
 
 /// The command-line stack, kept out of the libraries.
 const CLI_ONLY: &[&str] = &["clap", "anyhow", "flate2"];

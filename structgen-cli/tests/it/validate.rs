@@ -49,7 +49,7 @@ fn validate_answers_like_a_validator() {
         (
             "{\n  \"name\": \"Ann\",\n  \"age\": 3,\n  \"x\": 1\n}",
             1,
-            &[":3:11:", "`additionalProperties` at (the root)"],
+            &[":4:4:", "\"x\"", "`additionalProperties` at (the root)"],
         ),
         ("{\"name\": \"Annabelle Lee\", \"age\": 3}", 1, &["instance: /name", "`maxLength`"]),
         ("{\"name\": \"Ann\", \"age\": 3, \"tags\": [\"c\"]}", 1, &["/tags/0", "`enum`"]),
@@ -77,7 +77,8 @@ fn validate_answers_like_a_validator() {
         text(&out).0.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines[0]["valid"], true);
     assert_eq!(lines[1]["valid"], false);
-    assert_eq!(lines[1]["token"]["text"], ".");
+    // `1.` may begin 1.0 (an integer with a zero fraction); the `5` may not.
+    assert_eq!(lines[1]["token"]["text"], "5");
     assert_eq!(lines[1]["instance_pointer"], "/age");
     assert_eq!(lines[1]["reason"]["keywords"][0]["keyword"], "type");
     let _ = std::fs::remove_dir_all(&d);

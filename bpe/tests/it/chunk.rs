@@ -88,7 +88,7 @@ fn sentences_and_paragraphs_are_kept_whole_when_they_fit() {
         let end = c.trim_end().trim_end_matches('"');
         assert!(end.ends_with(['.', '!', '?']), "{c:?} in {s:?}");
     }
-    let p = cut(Boundary::Paragraph, 30);
+    let p = cut(Boundary::Paragraph, 22);
     assert_eq!(p[0], "It was late. The rain had stopped! Was it over? \"Yes.\" She left.\n\n");
     // CJK sentence ends need no space.
     let ja = "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。";

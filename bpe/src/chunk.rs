@@ -34,6 +34,14 @@ pub enum Boundary {
     /// After the last whitespace character that keeps the chunk within
     /// budget, else at any character boundary.
     Whitespace,
+    /// After the last sentence end that keeps the chunk within budget (a
+    /// `.`, `!`, `?`, `…` or their CJK forms, with any closing quotes or
+    /// brackets, and the whitespace after it), else as [`Newline`](Boundary::Newline).
+    Sentence,
+    /// After the last blank line (a line break, optional spaces, a line
+    /// break) that keeps the chunk within budget, else as
+    /// [`Sentence`](Boundary::Sentence).
+    Paragraph,
 }
 
 /// One chunk of [`Tokenizer::chunks`].
@@ -196,25 +204,70 @@ impl Tokenizer {
         out
     }
 
-    /// A cut at or before `len` after the preferred kind of character whose
+    /// A cut at or before `len` at the preferred kind of boundary whose
     /// prefix still fits; `len` when there is none.
     fn preferred_cut(&self, rest: &str, len: usize, max_tokens: usize, prefer: Boundary) -> usize {
-        let kinds: &[fn(char) -> bool] = match prefer {
+        let kinds: &[fn(&str, usize) -> bool] = match prefer {
             Boundary::Char => return len,
-            Boundary::Newline => &[|c| c == '\n', char::is_whitespace],
-            Boundary::Whitespace => &[char::is_whitespace],
+            Boundary::Newline => &[after_newline, after_whitespace],
+            Boundary::Whitespace => &[after_whitespace],
+            Boundary::Sentence => &[after_sentence, after_newline, after_whitespace],
+            Boundary::Paragraph => {
+                &[after_blank_line, after_sentence, after_newline, after_whitespace]
+            }
         };
         for is_cut in kinds {
             // Try the last few candidates; a shorter prefix usually fits.
-            for (i, c) in rest[..len].char_indices().rev().filter(|&(_, c)| is_cut(c)).take(8) {
-                let cut = i + c.len_utf8();
-                if cut > 0 && self.count_till_limit(&rest[..cut], max_tokens).is_some() {
+            let cuts = rest[..len]
+                .char_indices()
+                .map(|(i, c)| i + c.len_utf8())
+                .rev()
+                .filter(|&cut| is_cut(rest, cut))
+                .take(8);
+            for cut in cuts {
+                if self.count_till_limit(&rest[..cut], max_tokens).is_some() {
                     return cut;
                 }
             }
         }
         len
     }
+}
+
+/// Whether `text[..cut]` ends with a line feed.
+fn after_newline(text: &str, cut: usize) -> bool {
+    text[..cut].ends_with('\n')
+}
+
+/// Whether `text[..cut]` ends with whitespace.
+fn after_whitespace(text: &str, cut: usize) -> bool {
+    text[..cut].chars().next_back().is_some_and(char::is_whitespace)
+}
+
+/// Whether `text[..cut]` ends a sentence: a terminator, then any closing
+/// quotes or brackets, then whitespace up to `cut` and no more (or, for the
+/// CJK terminators, which need no space after them, nothing).
+fn after_sentence(text: &str, cut: usize) -> bool {
+    let (head, tail) = text.split_at(cut);
+    if tail.chars().next().is_some_and(char::is_whitespace) {
+        return false;
+    }
+    let trimmed = head.trim_end();
+    let spaced = trimmed.len() < head.len();
+    let body = trimmed.trim_end_matches(['"', '\'', ')', ']', '”', '’', '」', '』', '）']);
+    match body.chars().next_back() {
+        Some('.' | '!' | '?' | '…') => spaced,
+        Some('。' | '！' | '？') => true,
+        _ => false,
+    }
+}
+
+/// Whether `text[..cut]` ends with a blank line: a line feed, optional
+/// spaces or tabs (or a carriage return), and a line feed.
+fn after_blank_line(text: &str, cut: usize) -> bool {
+    let head = &text[..cut];
+    let Some(rest) = head.strip_suffix('\n') else { return false };
+    rest.trim_end_matches([' ', '\t', '\r']).ends_with('\n')
 }
 
 /// The byte position four characters past the first non-whitespace

@@ -32,5 +32,17 @@ fn run(args: &[String]) -> Result<()> {
     let Some(suite) = suites::SUITES.iter().find(|s| s.name == name) else {
         bail!("unknown suite `{name}`\n\n{}", suites::listing());
     };
-    (suite.run)(&args[1..])
+    eprintln!("structgen-bench {name}: reads {} from the shared corpora", suites::reads(name));
+    (suite.run)(&args[1..]).map_err(|e| {
+        if compare::shared::data_dir().is_none() {
+            e.context(format!(
+                "suite `{name}` reads {}; the shared corpora (../shared/data, or the folder \
+                 STRUCTGEN_SHARED names) are absent: see the README's \"Where the corpora come \
+                 from\"",
+                suites::reads(name)
+            ))
+        } else {
+            e
+        }
+    })
 }

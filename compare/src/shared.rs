@@ -6,18 +6,12 @@
 
 pub use testkit::{data_dir, data_dir_or_skip};
 
-/// Reads a file below `shared/data`, decompressing it when it ends in `.gz`.
+/// Reads a file below `shared/data`, decompressing it when it ends in `.gz`
+/// (with [`structgen_cli::io::gunzip`], the workspace's one gzip reader).
 pub fn read(relative: &str) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
     let dir = data_dir().ok_or_else(|| {
         std::io::Error::new(std::io::ErrorKind::NotFound, "../shared/data is absent")
     })?;
     let raw = std::fs::read(dir.join(relative))?;
-    if relative.ends_with(".gz") {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(raw.as_slice()).read_to_end(&mut out)?;
-        Ok(out)
-    } else {
-        Ok(raw)
-    }
+    if relative.ends_with(".gz") { structgen_cli::io::gunzip(&raw) } else { Ok(raw) }
 }

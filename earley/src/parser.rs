@@ -726,8 +726,21 @@ impl Parser {
         }
     }
 
+    /// The lexemes the lexeme in progress may still turn out to be, in
+    /// increasing id order: empty at a lexeme boundary (no byte of the next
+    /// lexeme consumed yet). With [`allowed_lexemes`](Parser::allowed_lexemes),
+    /// what a message saying "expected …" lists.
+    pub fn lexemes_in_progress(&self) -> Vec<LexemeId> {
+        match self.frames.last() {
+            Some(top) if !top.fresh() && !top.state.is_dead() => {
+                self.lexer.live_lexemes(top.state).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// The lexemes allowed at the start of the next lexeme, when the
-    /// current one ends here (for tests and debugging).
+    /// current one ends here (for tests, debugging and messages).
     pub fn allowed_lexemes(&mut self) -> Vec<LexemeId> {
         match self.boundary_row() {
             Some(r) => {

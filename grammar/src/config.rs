@@ -69,7 +69,7 @@ impl Limits {
 }
 
 /// How the Lark and GBNF front-ends parse and compile a grammar.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Config {
     /// Resource limits of the front-end (parsing and lowering).
@@ -83,4 +83,30 @@ pub struct Config {
     /// Lark's dynamic Earley lexer, which does not change the set of accepted
     /// strings, so ignoring them keeps the language.
     pub ignore_priorities: bool,
+    /// The layout `%json { … }` compiles its schema with, before the
+    /// schema's own `"x-guidance"` settings
+    /// ([`x_guidance`](crate::x_guidance)). Default: llguidance's,
+    /// [`jsonschema::Options::llguidance_compat`] (unbounded flexible
+    /// whitespace, schema property order), so that a Lark grammar means
+    /// what it means to llguidance.
+    pub json: jsonschema::Options,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            limits: Limits::default(),
+            parser_limits: earley::Limits::default(),
+            ignore_priorities: false,
+            json: jsonschema::Options::llguidance_compat(),
+        }
+    }
+}
+
+impl Config {
+    /// This configuration with `options` as `%json`'s layout.
+    pub fn with_json_options(mut self, options: jsonschema::Options) -> Config {
+        self.json = options;
+        self
+    }
 }

@@ -7,7 +7,9 @@
 //! | GBNF | llama.cpp's grammars (`.gbnf`) | [`gbnf::compile`], [`gbnf::parse`], [`gbnf::to_lark`] |
 //!
 //! JSON Schemas are compiled by the `jsonschema` crate; Lark grammars embed
-//! them with `%json { ... }`. [`lark::embed`] and [`gbnf::embed`] rename a
+//! them with `%json { ... }`, laid out by [`Config::json`] and the schema's
+//! own `"x-guidance"` settings ([`x_guidance`], which the `structgen`
+//! front door shares). [`lark::embed`] and [`gbnf::embed`] rename a
 //! grammar's definitions under a prefix so that it can be pasted into a
 //! larger Lark grammar (the `grammar` format of structural tags does this).
 //!
@@ -68,6 +70,7 @@ mod span;
 pub mod gbnf;
 pub mod lark;
 pub mod regex;
+pub mod x_guidance;
 
 pub use config::{Config, Limits};
 pub use error::{Error, ErrorKind};

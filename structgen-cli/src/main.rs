@@ -1,9 +1,15 @@
 //! The `structgen` command-line tool.
 //!
 //! Every subcommand lives in its own module under `cli/`, with its arguments
-//! and its `run` function. Errors are printed with their context and exit with
-//! status 2; a subcommand that checks something (such as `mask`) exits with 1
-//! when the check fails.
+//! and its `run` function.
+//!
+//! Exit status: 0 on success; 1 when a subcommand that checks something
+//! (`mask`, `validate`, `demo`, the harnesses) finds the check failed; 2 for
+//! an error (a bad argument or file, a grammar that does not compile, a
+//! failed write), printed as one `error: …` line with its causes, never a
+//! backtrace. When standard output is a pipe whose reader went away (`|
+//! head`), the command stops quietly with status 141 (128 + SIGPIPE, what a
+//! shell reports for a C tool killed by the signal), whatever it was doing.
 
 use std::process::ExitCode;
 
@@ -26,37 +32,80 @@ enum Command {
     Tokenize(cli::tokenize::TokenizeArgs),
     /// Print the number of tokens of a file (or standard input).
     Count(cli::tokenize::CountArgs),
-    /// Cut a file into consecutive chunks of at most N tokens (JSON lines).
+    /// Cut a file into consecutive chunks of at most N tokens (JSON lines
+    /// with byte offsets).
     Chunk(cli::tokenize::ChunkArgs),
-    /// Walk an input token by token through a grammar, checking every mask.
+    /// Walk an input token by token through a grammar or schema, checking
+    /// every mask.
     Mask(cli::mask::MaskArgs),
+    /// Check JSON documents against a JSON Schema (or a grammar), token by
+    /// token: exit 0 when every one is accepted, 1 with the place and the
+    /// reason when one is not.
+    Validate(cli::validate::ValidateArgs),
     /// Run the MaskBench JSON-Schema benchmark file.
     Maskbench(cli::maskbench::MaskbenchArgs),
     /// Run the official JSON-Schema-Test-Suite over a directory.
     JsonschemaSuite(cli::jsonschema_suite::SuiteArgs),
     /// Simulate a prefix KV cache on a generated workload or a trace.
     CacheSim(cli::cache_sim::CacheSimArgs),
-    /// Generate a document under a grammar with a stand-in sampler.
+    /// Generate a document under a grammar or schema with a stand-in sampler.
     Demo(cli::demo::DemoArgs),
+    /// List the resource limits `--limit`/`--limits` set, with their defaults.
+    Limits,
 }
 
+/// Exit status after a closed pipe on standard output.
+const BROKEN_PIPE: u8 = 141;
+
 fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(panic_hook));
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Tokenize(args) => cli::tokenize::run_tokenize(args),
         Command::Count(args) => cli::tokenize::run_count(args),
         Command::Chunk(args) => cli::tokenize::run_chunk(args),
         Command::Mask(args) => cli::mask::run(args),
+        Command::Validate(args) => cli::validate::run(args),
         Command::Maskbench(args) => cli::maskbench::run(args),
         Command::JsonschemaSuite(args) => cli::jsonschema_suite::run(args),
         Command::CacheSim(args) => cli::cache_sim::run(args),
         Command::Demo(args) => cli::demo::run(args),
+        Command::Limits => cli::common::print_limits(),
     };
+    // What is still buffered must reach the reader too (or fail here).
+    let result = result.and_then(|code| {
+        use std::io::Write as _;
+        std::io::stdout().flush().map_err(cli::common::stdout_error)?;
+        Ok(code)
+    });
     match result {
         Ok(code) => code,
+        Err(err) if cli::common::is_broken_pipe(&err) => ExitCode::from(BROKEN_PIPE),
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Panics are bugs; still, the user gets one line, not a backtrace. A
+/// `println!` that fails (in code that does not use the subcommands'
+/// `outln!`) panics too: a closed pipe then exits quietly as above, any
+/// other write error is reported like one.
+fn panic_hook(info: &std::panic::PanicHookInfo<'_>) {
+    let payload = info.payload();
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    if let Some(io) = msg.strip_prefix("failed printing to stdout: ") {
+        if io.contains("Broken pipe") || io.contains("os error 32") {
+            std::process::exit(i32::from(BROKEN_PIPE));
+        }
+        eprintln!("error: cannot write to standard output: {io}");
+        std::process::exit(2);
+    }
+    let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+    eprintln!("error: internal error (a bug; please report it): {msg}{at}");
 }

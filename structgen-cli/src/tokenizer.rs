@@ -1,11 +1,11 @@
 //! Loading a tokenizer from a `--tokenizer` spec: `o200k`, `cl100k`,
-//! `PATH.tiktoken` or `PATH/tokenizer.json[.gz]`.
+//! `PATH.tiktoken`, `PATH/tokenizer.json[.gz]`, or a directory holding a
+//! `tokenizer.json` (a Hugging Face model folder).
 //!
 //! This is the one place of the umbrella crate that reads vocabulary files;
 //! the `bpe` library itself only takes bytes.
 
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use bpe::{Pattern, Tokenizer};
@@ -75,6 +75,17 @@ impl TokenizerSpec {
             _ => {}
         }
         let path = PathBuf::from(value);
+        if path.is_dir() {
+            // A model folder: its `tokenizer.json` (or a gzipped one).
+            return ["tokenizer.json", "tokenizer.json.gz"]
+                .iter()
+                .map(|f| path.join(f))
+                .find(|f| f.is_file())
+                .map(TokenizerSpec::HuggingFace)
+                .ok_or_else(|| {
+                    format!("directory `{value}` holds no tokenizer.json (nor tokenizer.json.gz)")
+                });
+        }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name.ends_with(".tiktoken") {
             Ok(TokenizerSpec::Tiktoken(path))
@@ -83,7 +94,8 @@ impl TokenizerSpec {
         } else {
             Err(format!(
                 "unknown tokenizer `{value}`: expected o200k, cl100k, \
-                 a PATH.tiktoken file or a PATH/tokenizer.json[.gz] file"
+                 a PATH.tiktoken file, a PATH/tokenizer.json[.gz] file or a directory \
+                 holding tokenizer.json"
             ))
         }
     }
@@ -117,17 +129,22 @@ impl TokenizerSpec {
     }
 }
 
+/// The tokens a grammar walks for a document: the text as generated text,
+/// a continuation ([`Tokenizer::encode_continuation`]), so a SentencePiece
+/// vocabulary (Llama-2, Mistral) adds no prefix space the grammar would
+/// then refuse. Bytes that are not UTF-8 fall back to
+/// [`Tokenizer::encode_bytes`] (each invalid sequence a piece of its own).
+pub fn encode_document(tokenizer: &Tokenizer, bytes: &[u8]) -> Vec<u32> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => tokenizer.encode_continuation(text),
+        Err(_) => tokenizer.encode_bytes(bytes),
+    }
+}
+
 /// Reads a file, decompressing it when its name ends in `.gz`.
 fn read_maybe_gz(path: &Path) -> Result<Vec<u8>, TokenizerError> {
-    let io = |source| TokenizerError::Io { path: path.to_owned(), source };
-    let raw = std::fs::read(path).map_err(io)?;
-    if path.extension().is_some_and(|e| e == "gz") {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(raw.as_slice()).read_to_end(&mut out).map_err(io)?;
-        Ok(out)
-    } else {
-        Ok(raw)
-    }
+    crate::io::read_maybe_gz(path)
+        .map_err(|e| TokenizerError::Io { path: path.to_owned(), source: e.into_io_error() })
 }
 
 #[cfg(test)]
@@ -147,6 +164,20 @@ mod tests {
             Ok(TokenizerSpec::Tiktoken("p50k_base.tiktoken".into()))
         );
         assert!(TokenizerSpec::parse("gpt-17").unwrap_err().contains("unknown tokenizer"));
+    }
+
+    #[test]
+    fn a_directory_means_its_tokenizer_json() {
+        let dir = std::env::temp_dir().join(format!("structgen-tokdir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let d = dir.to_str().unwrap();
+        assert!(TokenizerSpec::parse(d).unwrap_err().contains("holds no tokenizer.json"));
+        std::fs::write(dir.join("tokenizer.json"), "{}").unwrap();
+        assert_eq!(
+            TokenizerSpec::parse(d),
+            Ok(TokenizerSpec::HuggingFace(dir.join("tokenizer.json")))
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -17,10 +17,12 @@
 //! - A JSON Schema compiles with llguidance's JSON defaults
 //!   ([`jsonschema::Options::llguidance_compat`]: flexible whitespace, `,`
 //!   and `:`, schema property order); its top-level `"x-guidance"` object
-//!   maps onto our options: `item_separator`, `key_separator` (regexes),
+//!   maps onto our options ([`grammar::x_guidance`], shared with Lark's
+//!   `%json`): `item_separator`, `key_separator` (regexes),
 //!   `whitespace_flexible`, `whitespace_pattern`, `coerce_one_of`,
-//!   `lenient`; `json_allowed_escapes` and
-//!   `json_allow_general_unicode_escapes` only at their defaults.
+//!   `lenient`, and our `property_order` (`"schema"` or `"any"`);
+//!   `json_allowed_escapes` and `json_allow_general_unicode_escapes` only
+//!   at their defaults.
 //!
 //! Unlike llguidance, which ignores fields it does not know, every unknown
 //! field or setting is an error ([`ErrorKind::Request`]) with its JSON
@@ -122,80 +124,11 @@ pub(crate) fn compile(request: &Value, cfg: &grammar::Config) -> Result<Compiled
 }
 
 /// The schema without its `"x-guidance"` key, and the options that key sets
-/// on top of llguidance's JSON defaults.
+/// on top of llguidance's JSON defaults (see [`grammar::x_guidance`]).
 fn schema_options(schema: &Value) -> Result<(Value, jsonschema::Options), Error> {
-    let mut options = jsonschema::Options::llguidance_compat();
-    let Some(x) = schema.get("x-guidance") else {
-        return Ok((schema.clone(), options));
-    };
-    let at = "/grammars/0/json_schema/x-guidance";
-    let settings = object(
-        x,
-        at,
-        &[
-            "item_separator",
-            "key_separator",
-            "whitespace_flexible",
-            "whitespace_pattern",
-            "coerce_one_of",
-            "lenient",
-            "json_allowed_escapes",
-            "json_allow_general_unicode_escapes",
-        ],
-    )?;
-    let string = |k: &str| -> Result<Option<String>, Error> {
-        match settings.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(request_error(&format!("{at}/{k}"), "expected a string")),
-        }
-    };
-    let flag = |k: &str| -> Result<Option<bool>, Error> {
-        match settings.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(_) => Err(request_error(&format!("{at}/{k}"), "expected true or false")),
-        }
-    };
-    if let Some(s) = string("item_separator")? {
-        options.item_separator = s;
-    }
-    if let Some(s) = string("key_separator")? {
-        options.key_separator = s;
-    }
-    if flag("whitespace_flexible")? == Some(false) {
-        options.whitespace = jsonschema::Whitespace::Compact;
-    }
-    // As in llguidance, a pattern wins over the flexible switch.
-    if let Some(p) = string("whitespace_pattern")? {
-        options.whitespace = jsonschema::Whitespace::Pattern(p);
-    }
-    if let Some(b) = flag("coerce_one_of")? {
-        options.coerce_one_of = b;
-    }
-    if let Some(b) = flag("lenient")? {
-        options.lenient = b;
-    }
-    if let Some(e) = string("json_allowed_escapes")?
-        && e.chars().collect::<std::collections::BTreeSet<_>>()
-            != "nrbtf\\\"u".chars().collect::<std::collections::BTreeSet<_>>()
-    {
-        return Err(Error::new(
-            ErrorKind::Unsupported,
-            "only the full set of JSON escapes (`nrbtf\\\"u`) is supported",
-        )
-        .at(Location::Pointer(format!("{at}/json_allowed_escapes"))));
-    }
-    if flag("json_allow_general_unicode_escapes")? == Some(true) {
-        return Err(Error::new(
-            ErrorKind::Unsupported,
-            "`json_allow_general_unicode_escapes` is not supported",
-        )
-        .at(Location::Pointer(format!("{at}/json_allow_general_unicode_escapes"))));
-    }
-    let mut schema = schema.clone();
-    if let Some(map) = schema.as_object_mut() {
-        map.remove("x-guidance");
-    }
-    Ok((schema, options))
+    grammar::x_guidance::split(schema, jsonschema::Options::llguidance_compat()).map_err(|e| {
+        let kind = if e.is_unsupported() { ErrorKind::Unsupported } else { ErrorKind::Request };
+        Error::new(kind, e.message())
+            .at(Location::Pointer(format!("/grammars/0/json_schema{}", e.pointer())))
+    })
 }

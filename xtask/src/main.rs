@@ -31,6 +31,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+mod deps;
 mod python;
 mod registry;
 mod tidy;
@@ -102,6 +103,22 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").into()
 }
 
+/// The suites' table, `compare/suites.tsv` (name, corpora read, about),
+/// printed by `cargo xtask bench list` without building the suites.
+fn suite_rows(root: &Path) -> Result<Vec<[String; 3]>> {
+    let path = root.join("compare/suites.tsv");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let mut f = l.splitn(3, '\t').map(str::to_owned);
+            [(); 3].map(|()| f.next().unwrap_or_default())
+        })
+        .collect())
+}
+
 fn bench(root: &Path, args: &[String]) -> Result<()> {
     if args.is_empty() {
         bail!("usage: cargo xtask bench <suite> [ARGS...]; `cargo xtask bench list` lists suites");
@@ -109,9 +126,31 @@ fn bench(root: &Path, args: &[String]) -> Result<()> {
     if args[0] == "python" {
         return python::bench(root, &args[1..]);
     }
+    let rows = suite_rows(root)?;
+    if args[0] == "list" {
+        println!("suites (cargo xtask bench <suite>):");
+        for [name, reads, about] in &rows {
+            println!("  {name:<10} {about}\n  {:<10} reads: {reads}", "");
+        }
+        println!(
+            "  {:<10} the Python package beside the llguidance wheel (xtask/src/python.rs)",
+            "python"
+        );
+        println!(
+            "\nThe corpora: ../shared/data, or the folder STRUCTGEN_SHARED names (README: \
+             \"Where the corpora come from\")."
+        );
+        return Ok(());
+    }
+    if !rows.iter().any(|r| r[0] == args[0]) {
+        bail!("unknown suite `{}` (`cargo xtask bench list` lists them)", args[0]);
+    }
+    // The first build compiles the peers (llguidance, HF tokenizers,
+    // tiktoken-rs) in release mode: cargo's progress shows on standard error.
+    eprintln!("bench: building the suites in release mode (the first build takes minutes)…");
     let status = Command::new(cargo())
         .current_dir(root)
-        .args(["run", "--release", "--quiet", "--package", "compare", "--bin", "structgen-bench"])
+        .args(["run", "--release", "--package", "compare", "--bin", "structgen-bench"])
         .arg("--")
         .args(args)
         .status()

@@ -3,7 +3,8 @@
 //! Rules (see `STYLE.md` of the team): every `.rs` file opens with a `//!`
 //! line; every `unsafe` block has a `// SAFETY:` comment in the comment block
 //! right above it; no ignored tests; no file longer than [`MAX_LINES`]; every
-//! crate opts into the workspace lints; the workspace is formatted.
+//! crate opts into the workspace lints; the workspace is formatted; the
+//! dependency directions of ARCHITECTURE.md hold (`deps.rs`).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -12,7 +13,12 @@ use std::process::Command;
 use anyhow::{Context, Result};
 
 /// The longest a source file may grow before it must be split by concern.
-const MAX_LINES: usize = 1000;
+const MAX_LINES: usize = 800;
+
+/// Files over [`MAX_LINES`] whose split is under way elsewhere, each with
+/// the length it may not exceed meanwhile (delete a row once its file is
+/// split).
+const PENDING_SPLIT: &[(&str, usize)] = &[("bpe/src/backtrack.rs", 805)];
 
 /// One broken rule, with the file (and line) that breaks it.
 #[derive(Debug)]
@@ -20,6 +26,13 @@ pub(crate) struct Problem {
     path: PathBuf,
     line: Option<usize>,
     message: String,
+}
+
+impl Problem {
+    /// A problem of a whole file.
+    pub(crate) fn new(path: &Path, message: String) -> Problem {
+        Problem { path: path.to_path_buf(), line: None, message }
+    }
 }
 
 impl fmt::Display for Problem {
@@ -47,6 +60,10 @@ pub(crate) fn check(root: &Path) -> Result<Vec<Problem>> {
             Some("toml") if path.file_name().is_some_and(|n| n == "Cargo.toml") => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("cannot read {}", path.display()))?;
+                if let Some(krate) = path.parent().filter(|p| *p != root).and_then(Path::file_name)
+                {
+                    crate::deps::check(&rel, &krate.to_string_lossy(), &text, &mut problems);
+                }
                 if path.parent() != Some(root) && !text.contains("[lints]\nworkspace = true") {
                     problems.push(Problem {
                         path: rel,
@@ -114,8 +131,12 @@ fn check_rust_file(path: &Path, text: &str, problems: &mut Vec<Problem>) {
         problem(Some(1), "file does not open with a `//!` comment saying what it is for");
     }
     let lines: Vec<&str> = text.lines().collect();
-    if lines.len() > MAX_LINES {
-        problem(None, &format!("{} lines: split it by concern (limit {MAX_LINES})", lines.len()));
+    let limit = PENDING_SPLIT
+        .iter()
+        .find(|(p, _)| Path::new(p) == path)
+        .map_or(MAX_LINES, |&(_, n)| n.max(MAX_LINES));
+    if lines.len() > limit {
+        problem(None, &format!("{} lines: split it by concern (limit {limit})", lines.len()));
     }
     for (i, line) in lines.iter().enumerate() {
         let code = line.trim_start();

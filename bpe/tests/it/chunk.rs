@@ -40,8 +40,14 @@ proptest! {
     }
 
     #[test]
-    fn chunks_concatenate_and_fit(t in text(), n in 1usize..12, b in 0usize..3) {
-        let prefer = [Boundary::Char, Boundary::Newline, Boundary::Whitespace][b];
+    fn chunks_concatenate_and_fit(t in text(), n in 1usize..12, b in 0usize..5) {
+        let prefer = [
+            Boundary::Char,
+            Boundary::Newline,
+            Boundary::Whitespace,
+            Boundary::Sentence,
+            Boundary::Paragraph,
+        ][b];
         let tok = cl100k();
         let chunks = tok.chunks(&t, n, prefer);
         let mut end = 0;
@@ -67,6 +73,27 @@ proptest! {
 
 fn piece_is_one_char(s: &str) -> bool {
     s.chars().count() == 1
+}
+
+#[test]
+fn sentences_and_paragraphs_are_kept_whole_when_they_fit() {
+    let tok = o200k();
+    let text = "It was late. The rain had stopped! Was it over? \"Yes.\" She left.\n\nA new day began. Then another.";
+    let cut = |prefer, n| -> Vec<&str> {
+        tok.chunks(text, n, prefer).iter().map(|c| &text[c.range.clone()]).collect()
+    };
+    let s = cut(Boundary::Sentence, 12);
+    assert_eq!(s.concat(), text);
+    for c in &s[..s.len() - 1] {
+        let end = c.trim_end().trim_end_matches('"');
+        assert!(end.ends_with(['.', '!', '?']), "{c:?} in {s:?}");
+    }
+    let p = cut(Boundary::Paragraph, 22);
+    assert_eq!(p[0], "It was late. The rain had stopped! Was it over? \"Yes.\" She left.\n\n");
+    // CJK sentence ends need no space.
+    let ja = "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。";
+    let c = tok.chunks(ja, 12, Boundary::Sentence);
+    assert!(ja[c[0].range.clone()].ends_with('。'), "{:?}", &ja[c[0].range.clone()]);
 }
 
 #[test]

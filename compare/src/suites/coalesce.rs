@@ -193,16 +193,7 @@ fn character(
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let a = parse(args)?;
     let raw = match &a.file {
-        Some(f) => {
-            let b = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
-            if f.extension().is_some_and(|e| e == "gz") {
-                let mut out = Vec::new();
-                std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&b[..]), &mut out)?;
-                out
-            } else {
-                b
-            }
-        }
+        Some(f) => structgen_cli::io::read_maybe_gz(f)?,
         None => compare::shared::read("maskbench/dev.jsonl.gz")
             .context("the MaskBench dev split (../shared/data) is needed, or give a FILE")?,
     };

@@ -49,10 +49,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                 t[1].add(g, o);
             }
         }
-        if a != b {
+        let n = g.tests.len();
+        if a.verdicts(n) != b.verdicts(n) {
             let show = |o: &Outcome| match o {
-                Outcome::Refused(e) => json!({"refused": e}),
-                Outcome::Compiled(v) => json!(v),
+                Outcome::Refused { message, .. } => json!({"refused": message}),
+                other => json!(other.verdicts(n)),
             };
             let valid: Vec<bool> = g.tests.iter().map(|t| t.1).collect();
             let record = json!({"group": g.key(), "description": g.description,

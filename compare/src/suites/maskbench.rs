@@ -23,7 +23,7 @@
 //! `target/bench/maskbench-schemas.jsonl` (errors, rejected valid instances),
 //! the table to `target/bench/maskbench.{md,json}`.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -303,20 +303,13 @@ fn parse_args(args: &[String]) -> Result<Args> {
 /// dev split when none is given. Also used by the `ttfm` suite.
 pub(crate) fn read_lines(file: &Option<PathBuf>) -> Result<(String, Vec<u8>)> {
     match file {
-        Some(p) => {
-            let raw = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
-            let bytes = if p.extension().is_some_and(|e| e == "gz") {
-                let mut out = Vec::new();
-                std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut out)?;
-                out
-            } else {
-                raw
-            };
-            Ok((p.display().to_string(), bytes))
-        }
+        Some(p) => Ok((p.display().to_string(), structgen_cli::io::read_maybe_gz(p)?)),
         None => {
             if compare::shared::data_dir().is_none() {
-                bail!("../shared/data is absent: pass a MaskBench file");
+                bail!(
+                    "../shared/data is absent (see the README's \"Where the corpora come from\"; \
+                     STRUCTGEN_SHARED points at a copy): pass a MaskBench file"
+                );
             }
             let rel = "maskbench/dev.jsonl.gz";
             Ok((format!("../shared/data/{rel}"), compare::shared::read(rel)?))
@@ -353,17 +346,15 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let mut steps_dump =
         std::env::var_os("MASKBENCH_STEPS").map(|p| (PathBuf::from(p), Vec::new()));
     let started = Instant::now();
-    let lines = bytes.lines().filter(|l| l.as_ref().is_ok_and(|l| !l.trim().is_empty()));
-    for (i, line) in lines.enumerate().step_by(args.stride).take(args.limit) {
-        let rec: Value =
-            serde_json::from_str(&line?).with_context(|| format!("record {}: not JSON", i + 1))?;
+    for rec in structgen_cli::maskbench::records(&bytes).step_by(args.stride).take(args.limit) {
+        let rec = rec.with_context(|| format!("{source}"))?;
         schemas += 1;
-        let name = rec["name"].as_str().unwrap_or("").to_string();
-        let tests = rec["tests"].as_array().cloned().unwrap_or_default();
+        let name = rec.name.clone();
+        let tests = &rec.tests;
         let mut record = json!({"name": name});
         let mut compiled: Vec<Option<Compiled>> = Vec::new();
         for (c, tally) in configs.iter().zip(&mut tallies) {
-            match compile(c, &vocab, &rec["schema"]) {
+            match compile(c, &vocab, &rec.schema) {
                 Ok((x, us)) => {
                     tally.compiled += 1;
                     tally.ttfm_us.push(us);
@@ -379,9 +370,8 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         }
         let mut mismatch_here = vec![0usize; configs.len()];
         for (ti, t) in tests.iter().enumerate() {
-            let valid = t["valid"].as_bool().unwrap_or(false);
-            let text = serde_json::to_string(&t["data"])?;
-            let tokens = tokenizer.encode(&text);
+            let (valid, text) = (t.valid, &t.text);
+            let tokens = structgen_cli::tokenizer::encode_document(&tokenizer, text.as_bytes());
             let mut sessions: Vec<Option<Session>> = configs
                 .iter()
                 .zip(&compiled)

@@ -20,11 +20,13 @@ use lexer::{LexemeId, LexemeSpec, LexerErrorKind, RegexAst};
 use crate::config::Config;
 use crate::error::{Error, ErrorKind};
 use crate::lark::ast::{
-    Alternative, Attr, AttrValue, Def, DefKind, Expansions, Expr, ExprKind, Grammar, Item,
-    Sequence, TokenIds,
+    Alternative, Def, DefKind, Expansions, Expr, ExprKind, Grammar, Item, Sequence, TokenIds,
 };
 use crate::lark::common;
 use crate::span::Span;
+
+mod directives;
+mod lexeme;
 
 /// The lowered grammar: the builder, its start symbol, and where each lexeme
 /// was written (to place errors the builder reports later).
@@ -77,23 +79,6 @@ pub(super) enum Entry<'a> {
     Def(&'a Def),
     /// A terminal of `common`, imported at the span.
     Import(&'static Def, Span),
-}
-
-/// Lexeme options of a rule (`[lazy]`, `[suffix=...]`, `[stop=...]`,
-/// `[max_tokens=N]`).
-struct LexemeOptions {
-    lazy: bool,
-    suffix: Option<RegexAst>,
-    stop: Option<Stop>,
-    max_tokens: Option<u32>,
-}
-
-/// A rule's `stop=`.
-enum Stop {
-    /// Hidden stop text (a non-empty string, a regex or a terminal).
-    Text(RegexAst),
-    /// `stop=""`: the end-of-sequence token may end the lexeme.
-    Eos,
 }
 
 /// Lowers `grammar` (whose text is `src`) with `start` as the start rule.
@@ -271,53 +256,6 @@ impl<'a> Lowering<'a> {
         Ok(())
     }
 
-    /// `%llguidance {...}`: the options llguidance 1.9 knows. Options that
-    /// do not change which texts are accepted are accepted and ignored;
-    /// `ignore_once` sets the builder's [`GrammarBuilder::ignore_once`].
-    fn options(&mut self, v: &serde_json::Value, span: Span) -> Result<(), Error> {
-        let Some(obj) = v.as_object() else {
-            return Err(self.err(ErrorKind::Invalid, "`%llguidance` takes a JSON object", span));
-        };
-        for (k, val) in obj {
-            if k == "skip_repetition" {
-                return Err(self.err(
-                    ErrorKind::Unsupported,
-                    "`%llguidance` option `skip_repetition` is not an llguidance 1.9 option; \
-                     write `\"ignore_once\": true` for a `%ignore` that matches once",
-                    span,
-                ));
-            }
-            let Some(b) = val.as_bool() else {
-                return Err(self.err(
-                    ErrorKind::Invalid,
-                    format!("`%llguidance` option `{k}` must be true or false"),
-                    span,
-                ));
-            };
-            match k.as_str() {
-                // Tokenization of forced text: no effect on masks.
-                "no_forcing" => {}
-                "ignore_once" => self.b.ignore_once(b),
-                "allow_invalid_utf8" | "allow_initial_skip" if b => {
-                    return Err(self.err(
-                        ErrorKind::Unsupported,
-                        format!("`%llguidance` option `{k}: true` is not supported"),
-                        span,
-                    ));
-                }
-                "allow_invalid_utf8" | "allow_initial_skip" => {}
-                _ => {
-                    return Err(self.err(
-                        ErrorKind::Unsupported,
-                        format!("unknown `%llguidance` option `{k}`"),
-                        span,
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Checks what a definition may not use when compiled.
     pub(super) fn check_def(&self, d: &Def, ns: Ns) -> Result<(), Error> {
         if let Some(p) = d.params.first() {
@@ -357,46 +295,7 @@ impl<'a> Lowering<'a> {
             // `max_tokens=0` allows no token: only the empty string (as in
             // llguidance).
             Some(opts) if opts.max_tokens == Some(0) => self.b.epsilon(),
-            Some(opts) => {
-                let body = self.expansions_regex(&def.body, Ns::User)?;
-                let regex = match opts.suffix {
-                    Some(suffix) => RegexAst::Concat(vec![body, suffix]),
-                    None => body,
-                };
-                let mut spec = LexemeSpec::new(name, regex);
-                spec.lazy = opts.lazy;
-                spec.max_tokens = opts.max_tokens;
-                match opts.stop {
-                    Some(Stop::Text(stop)) => match stop_words(&stop) {
-                        // One word: a literal stop.
-                        Some(mut words) if words.len() == 1 => {
-                            spec = spec.with_stop(RegexAst::Literal(words.remove(0)));
-                        }
-                        // A stop of a few words: one lexeme per word, so
-                        // that the parser knows the hidden text from the
-                        // lexeme that ends (see `earley` DESIGN.md).
-                        Some(words) if words.len() > 1 => {
-                            let alts: Vec<SymbolId> = words
-                                .into_iter()
-                                .map(|w| {
-                                    let l = spec.clone().with_stop(RegexAst::Literal(w));
-                                    self.add_lexeme(l, def.name.span)
-                                })
-                                .collect();
-                            let rule = self.b.add_nonterminal(name);
-                            for a in alts {
-                                self.b.add_rule(rule, &[a]);
-                            }
-                            self.rule_syms.insert(name, rule);
-                            return Ok(rule);
-                        }
-                        _ => spec = spec.with_stop(stop),
-                    },
-                    Some(Stop::Eos) => spec = spec.ending_at_eos(),
-                    None => {}
-                }
-                self.add_lexeme(spec, def.name.span)
-            }
+            Some(opts) => self.options_lexeme(name, def, opts)?,
             None => {
                 let s = self.b.add_nonterminal(name);
                 self.worklist.push((def, s));
@@ -413,103 +312,6 @@ impl<'a> Lowering<'a> {
             self.lexeme_spans.insert(*id, span);
         }
         sym
-    }
-
-    /// Reads `[lazy, suffix=..., stop=..., max_tokens=N, ...]`; `None`
-    /// when the rule stays a rule (no option, or only `capture` and
-    /// `stop_capture`, which do not change masks); `temperature` alone
-    /// makes the rule one greedy lexeme, as in llguidance.
-    ///
-    /// As in llguidance: `stop=` and `suffix=` exclude each other, and so
-    /// do `lazy` followed by `stop=`, and `stop=""` with `lazy` (in
-    /// llguidance `lazy` is an empty-regex suffix).
-    fn lexeme_options(&mut self, attrs: &[Attr]) -> Result<Option<LexemeOptions>, Error> {
-        let mut opts = LexemeOptions { lazy: false, suffix: None, stop: None, max_tokens: None };
-        let mut any = false;
-        let mut suffix_seen = false;
-        for a in attrs {
-            let name = a.name.name.as_str();
-            match (name, &a.value) {
-                ("lazy", None) => {
-                    if matches!(opts.stop, Some(Stop::Eos)) {
-                        return Err(self.err(
-                            ErrorKind::Invalid,
-                            "`lazy` cannot be combined with `stop=\"\"`",
-                            a.span,
-                        ));
-                    }
-                    opts.lazy = true;
-                    any = true;
-                }
-                ("suffix", Some(AttrValue::Expr(e))) => {
-                    if opts.stop.is_some() || suffix_seen {
-                        return Err(self.err(
-                            ErrorKind::Invalid,
-                            "a rule takes one of `stop=` and `suffix=`",
-                            a.span,
-                        ));
-                    }
-                    suffix_seen = true;
-                    let rx = self.expr_regex(e, Ns::User)?;
-                    any = true;
-                    if !matches!(&e.kind, ExprKind::Literal { value, .. } if value.is_empty()) {
-                        opts.lazy = true;
-                        opts.suffix = Some(rx);
-                    }
-                }
-                ("capture", None) | ("capture" | "stop_capture", Some(AttrValue::Expr(_))) => {}
-                // Sampling only, but llguidance compiles such a rule as one
-                // lexeme (no `%ignore` inside it), so ours does too.
-                ("temperature", Some(AttrValue::Number(..))) => any = true,
-                ("stop", Some(AttrValue::Expr(e))) => {
-                    if opts.stop.is_some() || suffix_seen || opts.lazy {
-                        return Err(self.err(
-                            ErrorKind::Invalid,
-                            "a rule takes one of `stop=`, `suffix=` and a `lazy` before `stop=`",
-                            a.span,
-                        ));
-                    }
-                    let empty =
-                        matches!(&e.kind, ExprKind::Literal { value, .. } if value.is_empty());
-                    opts.stop = Some(if empty {
-                        Stop::Eos
-                    } else {
-                        Stop::Text(self.expr_regex(e, Ns::User)?)
-                    });
-                    any = true;
-                }
-                ("max_tokens", Some(AttrValue::Number(v, text))) => {
-                    if !(v.fract() == 0.0 && *v >= 0.0 && *v <= f64::from(u32::MAX)) {
-                        return Err(self.err(
-                            ErrorKind::Invalid,
-                            format!("`max_tokens=` takes a whole number of tokens, not `{text}`"),
-                            a.span,
-                        ));
-                    }
-                    opts.max_tokens = Some(*v as u32);
-                    any = true;
-                }
-                (
-                    "lazy" | "suffix" | "capture" | "stop_capture" | "temperature" | "stop"
-                    | "max_tokens",
-                    _,
-                ) => {
-                    return Err(self.err(
-                        ErrorKind::Invalid,
-                        format!("wrong value for option `{name}`"),
-                        a.span,
-                    ));
-                }
-                _ => {
-                    return Err(self.err(
-                        ErrorKind::Invalid,
-                        format!("unknown option `{name}`"),
-                        a.name.span,
-                    ));
-                }
-            }
-        }
-        Ok(any.then_some(opts))
     }
 
     fn alternative(&mut self, alt: &'a Alternative) -> Result<Vec<SymbolId>, Error> {
@@ -648,42 +450,6 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// `%json {...}`: the schema compiled by the `jsonschema` crate (with
-    /// llguidance's defaults: flexible whitespace between JSON tokens, never
-    /// before the first or after the last), its lexemes and rules added to
-    /// this grammar; the symbol of its start rule.
-    fn json_symbol(&mut self, schema: &serde_json::Value, span: Span) -> Result<SymbolId, Error> {
-        if self.has_ignore {
-            // llguidance keeps a JSON Schema's lexemes in their own class,
-            // where the grammar's `%ignore` does not apply; one engine-wide
-            // ignore would let it in between JSON tokens.
-            return Err(self.err(
-                ErrorKind::Unsupported,
-                "`%json` in a grammar with `%ignore` is not supported",
-                span,
-            ));
-        }
-        let compiled = jsonschema::compile(schema, &jsonschema::Options::llguidance_compat())
-            .map_err(|e| {
-                let kind = match e.kind() {
-                    jsonschema::ErrorKind::LimitExceeded => ErrorKind::Limit,
-                    jsonschema::ErrorKind::UnsupportedKeyword
-                    | jsonschema::ErrorKind::UnsupportedPattern
-                    | jsonschema::ErrorKind::UnknownFormat
-                    | jsonschema::ErrorKind::Inexpressible => ErrorKind::Unsupported,
-                    _ => ErrorKind::Invalid,
-                };
-                self.err(kind, format!("failed to compile JSON schema: {e}"), span)
-            })?;
-        let g = &compiled.grammar;
-        let lexemes: Vec<SymbolId> = g
-            .lexemes
-            .iter()
-            .map(|l| self.add_lexeme(LexemeSpec::new(l.name.clone(), l.regex.clone()), span))
-            .collect();
-        Ok(g.add_rules(&mut self.b, &lexemes))
-    }
-
     /// The lexeme of a regex written in a rule, shared by equal texts.
     fn regex_symbol(&mut self, key: String, rx: RegexAst, span: Span) -> SymbolId {
         if let Some(&s) = self.regex_syms.get(&key) {
@@ -709,50 +475,6 @@ impl<'a> Lowering<'a> {
         self.terminal_syms.insert(key, s);
         Ok(s)
     }
-}
-
-/// The words of a stop regex when there are a few (at most 16, each valid
-/// UTF-8 of at most 32 bytes), found by walking a lexer of the regex;
-/// `None` for a larger, infinite or empty-word language, or on any error.
-fn stop_words(stop: &RegexAst) -> Option<Vec<String>> {
-    const MAX_WORDS: usize = 16;
-    const MAX_LEN: usize = 32;
-    if matches!(stop, RegexAst::Literal(_)) {
-        return None;
-    }
-    let mut spec = lexer::LexerSpec::new();
-    let id = spec.add(LexemeSpec::new("stop", stop.clone()));
-    let mut lx = lexer::Lexer::new(&spec, lexer::LexerLimits::default()).ok()?;
-    if lx.is_nullable(id) {
-        return None;
-    }
-    let mut allowed = lexer::LexemeSet::default();
-    allowed.insert(id);
-    let mut words = Vec::new();
-    let mut stack = vec![(lx.start_state(&allowed), Vec::new())];
-    while let Some((state, word)) = stack.pop() {
-        for b in 0..=255u8 {
-            let next = lx.next(state, b);
-            if next.is_dead() {
-                continue;
-            }
-            let mut w: Vec<u8> = word.clone();
-            w.push(b);
-            if lx.accepting(next).is_some() {
-                words.push(String::from_utf8(w.clone()).ok()?);
-            }
-            if words.len() > MAX_WORDS || w.len() > MAX_LEN || stack.len() > 4 * MAX_WORDS {
-                return None;
-            }
-            if !lx.next_is_dead_for_all(next) {
-                stack.push((next, w));
-            }
-        }
-    }
-    if lx.error().is_some() {
-        return None;
-    }
-    Some(words)
 }
 
 /// The token ids of `<[...]>` as sorted, merged inclusive ranges.

@@ -231,9 +231,9 @@ pub(crate) fn run(args: CacheSimArgs) -> Result<ExitCode> {
     };
     let summary = summary(&workload.name, &args, &config, &report);
     if args.json {
-        println!("{summary}");
+        outln!("{summary}");
     } else {
-        print_text(&summary, &report);
+        print_text(&summary, &report)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -368,18 +368,18 @@ fn summary(name: &str, args: &CacheSimArgs, config: &SimConfig, r: &SimReport) -
     })
 }
 
-fn print_text(summary: &Value, r: &SimReport) {
-    println!("workload     {}", summary["workload"].as_str().unwrap_or(""));
+fn print_text(summary: &Value, r: &SimReport) -> Result<()> {
+    outln!("workload     {}", summary["workload"].as_str().unwrap_or(""));
     let cap = summary["capacity"].as_u64().map_or("unlimited".to_owned(), |c| c.to_string());
-    println!("capacity     {cap} tokens");
+    outln!("capacity     {cap} tokens");
     let text = |key: &str| summary[key].as_str().unwrap_or("").to_owned();
-    println!("policy       {}, scheduler {}", text("policy"), text("scheduler"));
-    println!("requests     {} ({} prompt tokens)", r.requests, r.prompt_tokens);
-    println!("hit rate     {:.4} ({} tokens)", r.hit_rate, r.hit_tokens);
-    println!("bound        {:.4} (unlimited cache, arrival order)", r.bound);
-    println!("evictions    {} leaves, {} tokens", r.evictions, r.evicted_tokens);
-    println!("peak         {} tokens, {} bytes", r.peak_tokens, r.memory_bytes);
-    println!("{:<10} {:>10} {:>12} {:>10} {:>10}", "op", "count", "ops/s", "p50 ns", "p99 ns");
+    outln!("policy       {}, scheduler {}", text("policy"), text("scheduler"));
+    outln!("requests     {} ({} prompt tokens)", r.requests, r.prompt_tokens);
+    outln!("hit rate     {:.4} ({} tokens)", r.hit_rate, r.hit_tokens);
+    outln!("bound        {:.4} (unlimited cache, arrival order)", r.bound);
+    outln!("evictions    {} leaves, {} tokens", r.evictions, r.evicted_tokens);
+    outln!("peak         {} tokens, {} bytes", r.peak_tokens, r.memory_bytes);
+    outln!("{:<10} {:>10} {:>12} {:>10} {:>10}", "op", "count", "ops/s", "p50 ns", "p99 ns");
     for (name, s) in [
         ("schedule", &r.schedule),
         ("match", &r.match_),
@@ -388,7 +388,7 @@ fn print_text(summary: &Value, r: &SimReport) {
         ("unlock", &r.unlock),
         ("evict", &r.evict),
     ] {
-        println!(
+        outln!(
             "{name:<10} {:>10} {:>12.0} {:>10} {:>10}",
             s.count,
             s.ops_per_sec(),
@@ -396,4 +396,5 @@ fn print_text(summary: &Value, r: &SimReport) {
             s.p99_ns
         );
     }
+    Ok(())
 }

@@ -21,7 +21,6 @@
 //! (`mask_us_max`) and the lexer's `fuel_refusals`.
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -30,10 +29,10 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::{Value, json};
-use toktrie::TokenId;
 
-use super::common::{TokenizerSpec, read_maybe_gz};
+use super::common::{LimitArgs, TokenizerSpec, read_maybe_gz};
 use structgen::{Grammar, Matcher, Vocabulary};
+use structgen_cli::maskbench::{Rejection, Stats, records, walk as walk_tokens};
 
 /// Arguments of `structgen maskbench`.
 #[derive(Debug, Args)]
@@ -56,17 +55,8 @@ pub(crate) struct MaskbenchArgs {
     /// default is schema order, as in llguidance).
     #[arg(long)]
     pub(crate) any_order: bool,
-}
-
-/// Mean and percentiles of a sample, in microseconds.
-fn stats(xs: &mut [f64]) -> Value {
-    if xs.is_empty() {
-        return json!({"mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0, "n": 0});
-    }
-    xs.sort_by(f64::total_cmp);
-    let q = |p: f64| xs[((xs.len() - 1) as f64 * p).round() as usize];
-    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-    json!({"mean": mean, "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": xs[xs.len() - 1], "n": xs.len()})
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
 }
 
 /// Walks one instance: where it stopped (`None` if every token is in its
@@ -79,7 +69,7 @@ fn walk(
     mask_us: &mut Vec<f64>,
 ) -> Result<(Option<Rejection>, u64)> {
     let mut m = Matcher::new(vocab, grammar)?.with_slicer(slicer.0.clone());
-    let stopped = walk_tokens(&mut m, tokens, mask_us)?;
+    let stopped = walk_tokens(&mut m, tokens, mask_us);
     if let Some(s) = m.slicer_stats() {
         let mut total = slicer.1.get();
         total.masks += s.masks;
@@ -92,36 +82,6 @@ fn walk(
 
 /// The slicer (if on) and its counters summed over every walk.
 type Slicing = (Option<Arc<slicer::Slicer>>, std::cell::Cell<structgen::SlicerStats>);
-
-fn walk_tokens(
-    m: &mut Matcher,
-    tokens: &[u32],
-    mask_us: &mut Vec<f64>,
-) -> Result<Option<Rejection>> {
-    for (i, &t) in tokens.iter().enumerate() {
-        let t0 = Instant::now();
-        let allowed = m.compute_mask().map(|mask| mask.contains(TokenId(t)));
-        mask_us.push(t0.elapsed().as_secs_f64() * 1e6);
-        let error = match allowed {
-            Ok(true) => match m.consume_token(TokenId(t)) {
-                Ok(_) => continue,
-                Err(e) => Some(e.to_string()),
-            },
-            Ok(false) => None,
-            Err(e) => Some(e.to_string()),
-        };
-        return Ok(Some(Rejection { token: i, error }));
-    }
-    Ok((!m.is_accepting()).then_some(Rejection { token: tokens.len(), error: None }))
-}
-
-/// Where a walk stopped: the index of the token not allowed (the number of
-/// tokens when the text does not end accepting), and the matcher's error
-/// if one stopped it (a limit, rather than the grammar).
-struct Rejection {
-    token: usize,
-    error: Option<String>,
-}
 
 /// Where a valid instance was rejected, for the JSON record: the byte
 /// offset of the rejected token (or the end), the text around it, and the
@@ -148,6 +108,9 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
     if args.any_order {
         options.property_order = jsonschema::PropertyOrder::Any;
     }
+    let mut config = grammar::Config::default();
+    args.limits.apply(&mut config, vec![&mut options])?;
+    let parser_limits = config.parser_limits;
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     let (mut schemas, mut compiled) = (0usize, 0usize);
     let (mut valid, mut valid_rejected, mut invalid, mut invalid_accepted) = (0, 0, 0, 0);
@@ -160,22 +123,16 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
     let any_order = options.clone().with_property_order(jsonschema::PropertyOrder::Any);
     let unsliced: Slicing = (None, Default::default());
     let mut order_only = 0usize;
-    for (lineno, line) in bytes.lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let rec: Value = serde_json::from_str(&line)
-            .with_context(|| format!("line {}: not JSON", lineno + 1))?;
+    for rec in records(&bytes) {
+        let rec = rec?;
         schemas += 1;
-        let name = rec["name"].as_str().unwrap_or("").to_string();
-        let tests = rec["tests"].as_array().cloned().unwrap_or_default();
+        let (name, tests) = (rec.name.clone(), &rec.tests);
         let t0 = Instant::now();
-        let built = jsonschema::compile(&rec["schema"], &options)
+        let built = jsonschema::compile(&rec.schema, &options)
             .map_err(|e| (e.kind().name().to_string(), e.to_string()))
             .and_then(|c| {
                 c.grammar
-                    .to_earley(earley::Limits::default())
+                    .to_earley(parser_limits)
                     .map(Grammar::from_earley)
                     .map_err(|e| ("engine".to_string(), e.to_string()))
             })
@@ -204,22 +161,19 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                 let masks_before = mask_us.len();
                 let mut refusals = 0;
                 let mut in_any_order: Option<Option<Grammar>> = None;
-                for t in &tests {
-                    let is_valid = t["valid"].as_bool().unwrap_or(false);
-                    let text = serde_json::to_string(&t["data"])?;
-                    let tokens = tokenizer.encode(&text);
+                for t in tests {
+                    let (is_valid, text) = (t.valid, &t.text);
+                    let tokens =
+                        structgen_cli::tokenizer::encode_document(&tokenizer, text.as_bytes());
                     let (rejected_at, r) = walk(&vocab, &slicing, &g, &tokens, &mut mask_us)?;
                     refusals += r;
                     let accepted = rejected_at.is_none();
                     if let Some(r) = rejected_at.as_ref().filter(|_| is_valid) {
-                        let mut why = rejection(&tokenizer, &text, &tokens, r);
+                        let mut why = rejection(&tokenizer, text, &tokens, r);
                         if !args.any_order {
                             let g = in_any_order.get_or_insert_with(|| {
-                                let c = jsonschema::compile(&rec["schema"], &any_order).ok()?;
-                                c.grammar
-                                    .to_earley(earley::Limits::default())
-                                    .ok()
-                                    .map(Grammar::from_earley)
+                                let c = jsonschema::compile(&rec.schema, &any_order).ok()?;
+                                c.grammar.to_earley(parser_limits).ok().map(Grammar::from_earley)
                             });
                             if let Some(g) = g {
                                 let (again, _) =
@@ -255,7 +209,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
             }
         }
         if args.json {
-            println!("{record}");
+            outln!("{record}");
         }
     }
     let mut summary = json!({
@@ -263,7 +217,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
         "valid": valid, "valid_rejected": valid_rejected,
         "valid_rejected_order_only": order_only,
         "invalid": invalid, "invalid_accepted": invalid_accepted,
-        "mask_us": stats(&mut mask_us), "ttfm_us": stats(&mut ttfm_us),
+        "mask_us": Stats::of(mask_us).to_json(), "ttfm_us": Stats::of(ttfm_us).to_json(),
         "fuel_refusals": fuel_refusals,
         "slicer": slicing.0.as_ref().map(|s| json!({
             "build_ms": s.build_time().as_secs_f64() * 1e3,
@@ -277,21 +231,21 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
         f.add_to(&mut summary);
     }
     if args.json {
-        println!("{summary}");
+        outln!("{summary}");
     } else {
-        println!("schemas: {schemas}, compiled: {compiled}");
+        outln!("schemas: {schemas}, compiled: {compiled}");
         for (k, n) in &kinds {
-            println!("  {k}: {n}");
+            outln!("  {k}: {n}");
         }
-        println!(
+        outln!(
             "valid: {valid} ({valid_rejected} rejected, {order_only} of them accepted in any \
              property order); invalid: {invalid} ({invalid_accepted} accepted)"
         );
-        println!("mask µs: {}", summary["mask_us"]);
-        println!("time to first mask µs: {}", summary["ttfm_us"]);
-        println!("slicer: {}", summary["slicer"]);
+        outln!("mask µs: {}", summary["mask_us"]);
+        outln!("time to first mask µs: {}", summary["ttfm_us"]);
+        outln!("slicer: {}", summary["slicer"]);
         if forced.is_some() {
-            println!(
+            outln!(
                 "tokens: {}, forced: {}, non-canonical: {}, model calls: {} (without coalescing {})",
                 summary["tokens"],
                 summary["forced_tokens"],
@@ -299,7 +253,7 @@ pub(crate) fn run(args: MaskbenchArgs) -> Result<ExitCode> {
                 summary["model_calls"],
                 summary["model_calls_without_coalescing"]
             );
-            println!("forced: {}", summary["forced"]);
+            outln!("forced: {}", summary["forced"]);
         }
     }
     Ok(if invalid_accepted == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })

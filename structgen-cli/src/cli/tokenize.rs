@@ -7,12 +7,13 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
-use super::common::{TokenizerSpec, read_input};
+use super::common::{TokenizerSpec, read_input, stdout_error};
 
 /// Arguments of `structgen tokenize`.
 #[derive(Debug, Args)]
 pub(crate) struct TokenizeArgs {
-    /// o200k, cl100k, PATH.tiktoken or PATH/tokenizer.json[.gz].
+    /// o200k, cl100k, PATH.tiktoken, PATH/tokenizer.json[.gz] or a
+    /// directory holding tokenizer.json.
     #[arg(long, value_parser = TokenizerSpec::parse, default_value = "o200k")]
     pub(crate) tokenizer: TokenizerSpec,
     /// Print one JSON array of ids instead of one id per line.
@@ -25,7 +26,8 @@ pub(crate) struct TokenizeArgs {
 /// Arguments of `structgen count`.
 #[derive(Debug, Args)]
 pub(crate) struct CountArgs {
-    /// o200k, cl100k, PATH.tiktoken or PATH/tokenizer.json[.gz].
+    /// o200k, cl100k, PATH.tiktoken, PATH/tokenizer.json[.gz] or a
+    /// directory holding tokenizer.json.
     #[arg(long, value_parser = TokenizerSpec::parse, default_value = "o200k")]
     pub(crate) tokenizer: TokenizerSpec,
     /// The input file, read byte for byte; standard input when absent.
@@ -33,17 +35,26 @@ pub(crate) struct CountArgs {
 }
 
 /// Arguments of `structgen chunk`.
+///
+/// Each chunk is one JSON line: `start` and `end` are byte offsets into
+/// the input (`end` exclusive; chunks are consecutive and cover it all),
+/// `tokens` its token count encoded on its own, and with `--text` the
+/// chunk's text.
 #[derive(Debug, Args)]
 pub(crate) struct ChunkArgs {
-    /// o200k, cl100k, PATH.tiktoken or PATH/tokenizer.json[.gz].
+    /// o200k, cl100k, PATH.tiktoken, PATH/tokenizer.json[.gz] or a
+    /// directory holding tokenizer.json.
     #[arg(long, value_parser = TokenizerSpec::parse, default_value = "o200k")]
     pub(crate) tokenizer: TokenizerSpec,
     /// The largest number of tokens in one chunk.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_tokens: u32,
-    /// Where to prefer cutting: at any char, after a newline, after whitespace.
-    #[arg(long, value_enum, default_value = "char")]
+    /// Where to prefer cutting, when a boundary of that kind fits.
+    #[arg(long, value_enum, default_value = "sentence")]
     pub(crate) boundary: BoundaryArg,
+    /// Add each chunk's text (`"text"`) to its line.
+    #[arg(long)]
+    pub(crate) text: bool,
     /// The input file, read byte for byte; standard input when absent.
     pub(crate) file: Option<PathBuf>,
 }
@@ -51,12 +62,18 @@ pub(crate) struct ChunkArgs {
 /// `--boundary` values.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(crate) enum BoundaryArg {
-    /// The longest prefix that fits.
+    /// The longest prefix that fits (may cut inside a word).
     Char,
-    /// After the last newline that fits, else whitespace, else any char.
-    Newline,
     /// After the last whitespace that fits, else any char.
     Whitespace,
+    /// After the last newline that fits, else whitespace, else any char.
+    Newline,
+    /// After the last sentence end (`.`, `!`, `?`, `…`, `。` …) that fits,
+    /// else a newline, else whitespace, else any char.
+    Sentence,
+    /// After the last blank line that fits, else a sentence end, a
+    /// newline, whitespace, any char.
+    Paragraph,
 }
 
 fn load(spec: &TokenizerSpec) -> Result<bpe::Tokenizer> {
@@ -69,14 +86,16 @@ pub(crate) fn run_tokenize(args: TokenizeArgs) -> Result<ExitCode> {
     let ids = tok.encode_bytes(&input);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
-        serde_json::to_writer(&mut out, &ids)?;
-        writeln!(out)?;
+        serde_json::to_writer(&mut out, &ids)
+            .map_err(std::io::Error::from)
+            .map_err(stdout_error)?;
+        writeln!(out).map_err(stdout_error)?;
     } else {
         for id in ids {
-            writeln!(out, "{id}")?;
+            writeln!(out, "{id}").map_err(stdout_error)?;
         }
     }
-    out.flush()?;
+    out.flush().map_err(stdout_error)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -87,7 +106,7 @@ pub(crate) fn run_count(args: CountArgs) -> Result<ExitCode> {
         Ok(text) => tok.count(text),
         Err(_) => tok.encode_bytes(&input).len(),
     };
-    println!("{n}");
+    outln!("{n}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -100,13 +119,18 @@ pub(crate) fn run_chunk(args: ChunkArgs) -> Result<ExitCode> {
         BoundaryArg::Char => bpe::Boundary::Char,
         BoundaryArg::Newline => bpe::Boundary::Newline,
         BoundaryArg::Whitespace => bpe::Boundary::Whitespace,
+        BoundaryArg::Sentence => bpe::Boundary::Sentence,
+        BoundaryArg::Paragraph => bpe::Boundary::Paragraph,
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for c in tok.chunks(text, args.max_tokens as usize, boundary) {
-        let line =
+        let mut line =
             serde_json::json!({ "start": c.range.start, "end": c.range.end, "tokens": c.tokens });
-        writeln!(out, "{line}")?;
+        if args.text {
+            line["text"] = serde_json::json!(&text[c.range.clone()]);
+        }
+        writeln!(out, "{line}").map_err(stdout_error)?;
     }
-    out.flush()?;
+    out.flush().map_err(stdout_error)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,17 +1,13 @@
 //! The Mooncake conversation trace (shared data) at unlimited capacity.
 
-use std::io::Read;
-
 use radix_cache::sched::{SchedulePolicy, SchedulerConfig};
 use radix_cache::{Namespace, RadixCache};
 use structgen_cli::cache_sim::{self as sim, SimConfig, TraceLimits};
 
 pub(crate) fn read_trace(name: &str) -> Option<Vec<u8>> {
     let dir = testkit::data_dir_or_skip(&format!("Mooncake {name}"))?;
-    let raw = std::fs::read(dir.join("traces").join(name)).ok()?;
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(raw.as_slice()).read_to_end(&mut out).ok()?;
-    Some(out)
+    // The corpus is there: a missing or broken trace fails, never skips.
+    Some(structgen_cli::io::read_maybe_gz(&dir.join("traces").join(name)).unwrap())
 }
 
 /// Each prompt is matched, then inserted, in timestamp order: the hits are

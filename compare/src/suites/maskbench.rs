@@ -347,7 +347,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         std::env::var_os("MASKBENCH_STEPS").map(|p| (PathBuf::from(p), Vec::new()));
     let started = Instant::now();
     for rec in structgen_cli::maskbench::records(&bytes).step_by(args.stride).take(args.limit) {
-        let rec = rec.with_context(|| format!("{source}"))?;
+        let rec = rec.with_context(|| source.clone())?;
         schemas += 1;
         let name = rec.name.clone();
         let tests = &rec.tests;
@@ -414,7 +414,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                     };
                     if let (Some((_, dump)), Some(a)) = (steps_dump.as_mut(), before) {
                         let at = tallies[k].mask_us.len() - 1;
-                        dump.push(step_info(at, [i, ti, step], a, sess.slicer_stats()));
+                        dump.push(step_info(at, [rec.index, ti, step], a, sess.slicer_stats()));
                     }
                     if !ok || !sess.consume(tokens[step]) {
                         *s = None;

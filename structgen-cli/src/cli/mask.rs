@@ -55,12 +55,9 @@ pub(crate) fn run(args: MaskArgs) -> Result<ExitCode> {
     let tok = std::sync::Arc::new(args.tokenizer.load()?);
     let loaded = match &args.structure {
         Some(s) => super::common::load_structure(s)?,
-        None => load_grammar(
-            args.grammar.as_deref(),
-            &args.schema,
-            &args.limits,
-            &Defaults::default(),
-        )?,
+        None => {
+            load_grammar(args.grammar.as_deref(), &args.schema, &args.limits, &Defaults::default())?
+        }
     };
     let input = read_maybe_gz(&args.input)?;
     let tokens: Vec<TokenId> =

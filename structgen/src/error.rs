@@ -258,3 +258,33 @@ pub(crate) fn json_syntax(what: &str, e: &serde_json::Error, text: &str) -> Erro
         offset,
     })
 }
+
+/// A request-format error (llguidance requests, structural tags) at the
+/// JSON pointer `pointer`.
+pub(crate) fn request_error(pointer: &str, message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Request, message).at(Location::Pointer(pointer.to_owned()))
+}
+
+/// The object at `pointer` in a request, with only the `allowed` keys: an
+/// unknown key is an error at its own pointer.
+pub(crate) fn request_object<'a>(
+    v: &'a serde_json::Value,
+    pointer: &str,
+    allowed: &[&str],
+) -> Result<&'a serde_json::Map<String, serde_json::Value>, Error> {
+    let Some(map) = v.as_object() else {
+        return Err(request_error(pointer, "expected an object"));
+    };
+    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(request_error(
+            &format!("{pointer}/{}", pointer_token(k)),
+            format!("unknown field `{k}` (known: {})", allowed.join(", ")),
+        ));
+    }
+    Ok(map)
+}
+
+/// A key as a JSON-pointer token (RFC 6901: `~` → `~0`, `/` → `~1`).
+pub(crate) fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}

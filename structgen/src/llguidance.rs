@@ -28,9 +28,9 @@
 //! field or setting is an error ([`ErrorKind::Request`]) with its JSON
 //! pointer: a misspelt setting never silently loosens a grammar.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::error::{Error, ErrorKind, Location};
+use crate::error::{Error, ErrorKind, Location, request_error, request_object};
 
 /// A compiled request.
 pub(crate) struct Compiled {
@@ -39,36 +39,9 @@ pub(crate) struct Compiled {
     pub(crate) max_tokens: Option<usize>,
 }
 
-fn request_error(pointer: &str, message: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Request, message).at(Location::Pointer(pointer.to_owned()))
-}
-
-/// The object at `pointer`, with only the `allowed` keys.
-fn object<'a>(
-    v: &'a Value,
-    pointer: &str,
-    allowed: &[&str],
-) -> Result<&'a Map<String, Value>, Error> {
-    let Some(map) = v.as_object() else {
-        return Err(request_error(pointer, "expected an object"));
-    };
-    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(request_error(
-            &format!("{pointer}/{}", escape(k)),
-            format!("unknown field `{k}` (known: {})", allowed.join(", ")),
-        ));
-    }
-    Ok(map)
-}
-
-/// A key as a JSON-pointer token (RFC 6901: `~` → `~0`, `/` → `~1`).
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
 /// Compiles a request.
 pub(crate) fn compile(request: &Value, cfg: &grammar::Config) -> Result<Compiled, Error> {
-    let top = object(request, "", &["grammars", "max_tokens"])?;
+    let top = request_object(request, "", &["grammars", "max_tokens"])?;
     let max_tokens = match top.get("max_tokens") {
         None | Some(Value::Null) => None,
         Some(v) => match v.as_u64() {
@@ -93,7 +66,7 @@ pub(crate) fn compile(request: &Value, cfg: &grammar::Config) -> Result<Compiled
         )
         .at(Location::Pointer("/grammars/1".to_owned())));
     }
-    let g = object(&grammars[0], "/grammars/0", &["name", "json_schema", "lark_grammar"])?;
+    let g = request_object(&grammars[0], "/grammars/0", &["name", "json_schema", "lark_grammar"])?;
     let present = |k: &str| g.get(k).is_some_and(|v| !v.is_null());
     let (grammar, warnings) = match (present("lark_grammar"), present("json_schema")) {
         (true, false) => {

@@ -13,8 +13,9 @@
 //! tail; to keep the output linear in the input, a tail longer than its
 //! head item is first named as a rule (`compress`), so copies are O(1).
 
-use super::{Delimiter, Format, Tag, TagsWithSeparator, TriggeredTags, request_error};
+use super::{Delimiter, Format, Tag, TagsWithSeparator, TriggeredTags};
 use crate::error::Error;
+use crate::error::request_error;
 
 /// One piece of a sequence being built.
 #[derive(Clone, Debug)]

@@ -57,7 +57,7 @@ pub mod presets;
 
 use serde_json::{Map, Value, json};
 
-use crate::error::{Error, ErrorKind, Location};
+use crate::error::{Error, Location, request_error, request_object};
 
 /// A begin text, end text, trigger or separator: text, or one special token.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -263,7 +263,7 @@ impl StructuralTag {
     /// [`ErrorKind::Request`] with the JSON pointer of the first field that
     /// is missing, unknown or of the wrong type.
     pub fn from_json(v: &Value) -> Result<StructuralTag, Error> {
-        let top = object(v, "", &["type", "format"])?;
+        let top = request_object(v, "", &["type", "format"])?;
         match top.get("type").and_then(Value::as_str) {
             Some("structural_tag") => {}
             _ => return Err(request_error("/type", "expected \"structural_tag\"")),
@@ -289,27 +289,6 @@ impl StructuralTag {
     pub fn to_lark(&self) -> Result<String, Error> {
         lower::to_lark(&self.format)
     }
-}
-
-pub(crate) fn request_error(pointer: &str, message: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Request, message).at(Location::Pointer(pointer.to_owned()))
-}
-
-fn object<'a>(
-    v: &'a Value,
-    pointer: &str,
-    allowed: &[&str],
-) -> Result<&'a Map<String, Value>, Error> {
-    let Some(map) = v.as_object() else {
-        return Err(request_error(pointer, "expected an object"));
-    };
-    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(request_error(
-            &format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1")),
-            format!("unknown field `{k}` (known: {})", allowed.join(", ")),
-        ));
-    }
-    Ok(map)
 }
 
 fn field<'a>(map: &'a Map<String, Value>, pointer: &str, key: &str) -> Result<&'a Value, Error> {
@@ -339,7 +318,7 @@ fn delimiter(v: &Value, pointer: &str) -> Result<Delimiter, Error> {
     match v {
         Value::String(s) => Ok(Delimiter::Text(s.clone())),
         Value::Object(_) => {
-            let m = object(v, pointer, &["type", "token"])?;
+            let m = request_object(v, pointer, &["type", "token"])?;
             if let Some(t) = m.get("type")
                 && t.as_str() != Some("token")
             {
@@ -353,7 +332,7 @@ fn delimiter(v: &Value, pointer: &str) -> Result<Delimiter, Error> {
 }
 
 fn tag(v: &Value, pointer: &str) -> Result<Tag, Error> {
-    let m = object(v, pointer, &["type", "begin", "content", "end"])?;
+    let m = request_object(v, pointer, &["type", "begin", "content", "end"])?;
     if let Some(t) = m.get("type")
         && t.as_str() != Some("tag")
     {
@@ -384,7 +363,7 @@ fn format(v: &Value, pointer: &str) -> Result<Format, Error> {
     Ok(match kind {
         "const_string" => {
             // XGrammar's docs spell the field `value` (one example `text`).
-            let m = object(v, pointer, &["type", "value", "text"])?;
+            let m = request_object(v, pointer, &["type", "value", "text"])?;
             let val = m.get("value").or_else(|| m.get("text"));
             let Some(val) = val else {
                 return Err(request_error(pointer, "missing field `value`"));
@@ -392,23 +371,23 @@ fn format(v: &Value, pointer: &str) -> Result<Format, Error> {
             Format::ConstString(string(val, &p("value"))?)
         }
         "token" => {
-            let m = object(v, pointer, &["type", "token"])?;
+            let m = request_object(v, pointer, &["type", "token"])?;
             Format::Token(string(field(m, pointer, "token")?, &p("token"))?)
         }
         "json_schema" => {
-            let m = object(v, pointer, &["type", "json_schema"])?;
+            let m = request_object(v, pointer, &["type", "json_schema"])?;
             Format::JsonSchema(field(m, pointer, "json_schema")?.clone())
         }
         "regex" => {
-            let m = object(v, pointer, &["type", "pattern"])?;
+            let m = request_object(v, pointer, &["type", "pattern"])?;
             Format::Regex(string(field(m, pointer, "pattern")?, &p("pattern"))?)
         }
         "grammar" => {
-            let m = object(v, pointer, &["type", "grammar"])?;
+            let m = request_object(v, pointer, &["type", "grammar"])?;
             Format::Grammar(string(field(m, pointer, "grammar")?, &p("grammar"))?)
         }
         "any_text" => {
-            let m = object(v, pointer, &["type", "excludes", "excluded_str"])?;
+            let m = request_object(v, pointer, &["type", "excludes", "excluded_str"])?;
             let key = if m.contains_key("excludes") { "excludes" } else { "excluded_str" };
             let excludes = match m.get(key) {
                 None | Some(Value::Null) => Vec::new(),
@@ -422,12 +401,12 @@ fn format(v: &Value, pointer: &str) -> Result<Format, Error> {
             Format::AnyText { excludes }
         }
         "sequence" => {
-            Format::Sequence(formats(object(v, pointer, &["type", "elements"])?, pointer)?)
+            Format::Sequence(formats(request_object(v, pointer, &["type", "elements"])?, pointer)?)
         }
-        "or" => Format::Or(formats(object(v, pointer, &["type", "elements"])?, pointer)?),
+        "or" => Format::Or(formats(request_object(v, pointer, &["type", "elements"])?, pointer)?),
         "tag" => Format::Tag(tag(v, pointer)?),
         "triggered_tags" => {
-            let m = object(
+            let m = request_object(
                 v,
                 pointer,
                 &["type", "triggers", "tags", "at_least_one", "stop_after_first"],
@@ -445,7 +424,7 @@ fn format(v: &Value, pointer: &str) -> Result<Format, Error> {
             })
         }
         "tags_with_separator" => {
-            let m = object(
+            let m = request_object(
                 v,
                 pointer,
                 &["type", "tags", "separator", "at_least_one", "stop_after_first"],

@@ -29,10 +29,8 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    Delimiter, Format, StructuralTag, Tag, TagsWithSeparator, TriggeredTags, request_error,
-};
-use crate::error::Error;
+use super::{Delimiter, Format, StructuralTag, Tag, TagsWithSeparator, TriggeredTags};
+use crate::error::{Error, request_error};
 
 /// A tool-call syntax (see the module docs for each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -350,16 +350,7 @@ impl Model {
                 )
             })
             .collect();
-        loop {
-            let mut best: Option<(usize, u32, u32)> = None;
-            for (i, r) in rules.iter().enumerate() {
-                if let Some((prio, res)) = *r
-                    && best.is_none_or(|(_, p, _)| prio < p)
-                {
-                    best = Some((i, prio, res));
-                }
-            }
-            let Some((i, _, result)) = best else { break };
+        while let Some((i, _, result)) = lowest_rule(&rules) {
             parts[i].id = result;
             parts.remove(i + 1);
             rules.remove(i);
@@ -498,6 +489,22 @@ impl Model {
         let bt = self.backtrack.get().and_then(|b| b.as_ref()).map_or(0, |b| b.heap_bytes());
         self.map.heap_bytes() + rules + bt
     }
+}
+
+/// The next merge of a naive BPE pass: the applicable rule of lowest
+/// priority, leftmost on ties, as `(index, priority, result)`; `rules[i]`
+/// is the rule merging parts `i` and `i + 1`, if any.
+#[inline]
+pub(crate) fn lowest_rule(rules: &[Option<(u32, u32)>]) -> Option<(usize, u32, u32)> {
+    let mut best: Option<(usize, u32, u32)> = None;
+    for (i, r) in rules.iter().enumerate() {
+        if let Some((prio, res)) = *r
+            && best.is_none_or(|(_, p, _)| prio < p)
+        {
+            best = Some((i, prio, res));
+        }
+    }
+    best
 }
 
 /// The length of the UTF-8 sequence a lead byte announces (1 for stray

@@ -23,7 +23,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::model::{Model, Symbols};
+use crate::model::{Model, Symbols, lowest_rule};
 use crate::vocab::Tokens;
 
 /// One merge of an alone-run: its priority, the token it creates, and
@@ -120,17 +120,8 @@ pub(crate) fn alone_run(
     let mut last = (0, 0, 0);
     let mut sorted = true;
     let mut prev = 0;
-    loop {
-        // The lowest priority, leftmost on ties (strict `<`).
-        let mut best: Option<(usize, u32, u32)> = None;
-        for (i, r) in rules.iter().enumerate() {
-            if let Some((prio, res)) = *r
-                && best.is_none_or(|(_, p, _)| prio < p)
-            {
-                best = Some((i, prio, res));
-            }
-        }
-        let Some((i, prio, res)) = best else { break };
+    // The lowest priority, leftmost on ties, until no rule applies.
+    while let Some((i, prio, res)) = lowest_rule(rules) {
         sorted &= prio >= prev;
         prev = prio;
         let mut bits = res & ID_MASK;

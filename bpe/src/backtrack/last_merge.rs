@@ -1,7 +1,7 @@
 //! BPE of one token's bytes down to its last merge: how the backtracker
 //! learns each token's canonical split when it builds its tables.
 
-use crate::model::Model;
+use crate::model::{Model, lowest_rule};
 use crate::vocab::Tokens;
 
 /// Runs BPE on `bytes` (a token's bytes) and returns the final merge
@@ -29,15 +29,7 @@ pub(super) fn last_merge(
         ));
     }
     loop {
-        let mut best: Option<(usize, u32, u32)> = None;
-        for (i, r) in rules.iter().enumerate() {
-            if let Some((prio, res)) = *r
-                && best.is_none_or(|(_, p, _)| prio < p)
-            {
-                best = Some((i, prio, res));
-            }
-        }
-        let (i, prio, result) = best?;
+        let (i, prio, result) = lowest_rule(rules)?;
         if parts.len() == 2 {
             return Some((parts[0].1, parts[1].1, prio)).filter(|_| tokens.bytes(result) == bytes);
         }

@@ -50,20 +50,8 @@ pub(crate) fn print_renamed(g: &Grammar, start: &str, src: &str) -> Result<Strin
             names.insert(d.name.name.clone(), name);
         }
     }
-    let p = Printer { names };
     let mut out = String::from("%llguidance {}\n\n");
-    for item in &g.items {
-        if let Some(e) = find_negated_special(item) {
-            return Err(Error::at(
-                ErrorKind::Unsupported,
-                "a negated named token (`!<name>`) has no Lark spelling; use `!<[id]>`",
-                e.span,
-                src,
-            ));
-        }
-        p.item(item, &mut out);
-        out.push('\n');
-    }
+    Printer { names }.items(g, src, &mut out)?;
     Ok(out)
 }
 
@@ -117,21 +105,31 @@ pub(crate) fn print_embedded(
     let Some(start_name) = names.get(start).cloned() else {
         return Err(Error::new(ErrorKind::UnknownName, format!("no rule `{start}`")));
     };
-    let p = Printer { names };
     let mut out = String::new();
-    for item in &g.items {
-        if let Some(e) = find_negated_special(item) {
-            return Err(Error::at(
-                ErrorKind::Unsupported,
-                "a negated named token (`!<name>`) has no Lark spelling; use `!<[id]>`",
-                e.span,
-                src,
-            ));
-        }
-        p.item(item, &mut out);
-        out.push('\n');
-    }
+    Printer { names }.items(g, src, &mut out)?;
     Ok((start_name, out))
+}
+
+impl Printer {
+    /// Appends every item of `g`, one per line.
+    ///
+    /// # Errors
+    /// A negated named token (no Lark spelling), located in `src`.
+    fn items(&self, g: &Grammar, src: &str, out: &mut String) -> Result<(), Error> {
+        for item in &g.items {
+            if let Some(e) = find_negated_special(item) {
+                return Err(Error::at(
+                    ErrorKind::Unsupported,
+                    "a negated named token (`!<name>`) has no Lark spelling; use `!<[id]>`",
+                    e.span,
+                    src,
+                ));
+            }
+            self.item(item, out);
+            out.push('\n');
+        }
+        Ok(())
+    }
 }
 
 fn find_negated_special(item: &Item) -> Option<&Expr> {

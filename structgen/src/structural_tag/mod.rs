@@ -260,7 +260,7 @@ impl StructuralTag {
     /// Reads a request in XGrammar's structural-tag format.
     ///
     /// # Errors
-    /// [`ErrorKind::Request`] with the JSON pointer of the first field that
+    /// [`ErrorKind::Request`](crate::ErrorKind::Request) with the JSON pointer of the first field that
     /// is missing, unknown or of the wrong type.
     pub fn from_json(v: &Value) -> Result<StructuralTag, Error> {
         let top = request_object(v, "", &["type", "format"])?;

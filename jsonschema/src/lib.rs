@@ -96,6 +96,7 @@ mod engine;
 mod error;
 mod formats;
 mod grammar;
+mod identical;
 mod intersect;
 mod ir;
 mod json;
@@ -109,6 +110,7 @@ mod unevaluated;
 
 pub use error::{Error, ErrorKind, Warning};
 pub use grammar::{Grammar, Lexeme, LexemeId, Nonterminal, NonterminalId, Permutation, Symbol};
+pub use identical::{hash_json, json_identical};
 pub use options::{Documents, Limits, Options, PropertyOrder, Resolver, Whitespace};
 
 /// A compiled schema: the grammar and the warnings.

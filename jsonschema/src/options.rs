@@ -280,7 +280,8 @@ pub type Resolver = dyn Fn(&str) -> Option<Value> + Send + Sync;
 /// [`compile`](crate::compile)).
 ///
 /// Equality and the [`Debug`] form (the front door's cache key) include
-/// every document's text and the resolver's identity (the same `Arc`).
+/// every document's text ([`json_identical`](crate::json_identical): member
+/// order counts) and the resolver's identity (the same `Arc`).
 #[derive(Clone, Default)]
 pub struct Documents {
     map: BTreeMap<String, Arc<Value>>,
@@ -358,7 +359,13 @@ impl PartialEq for Documents {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             _ => false,
         };
-        same_resolver && self.map == other.map
+        same_resolver
+            && self.map.len() == other.map.len()
+            && self
+                .map
+                .iter()
+                .zip(&other.map)
+                .all(|((ka, a), (kb, b))| ka == kb && crate::json_identical(a, b))
     }
 }
 

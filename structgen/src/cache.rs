@@ -1,6 +1,7 @@
 //! [`GrammarCache`]: each distinct grammar compiled once.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -35,14 +36,22 @@ use crate::{CompileOptions, Error, Grammar, GrammarSpec};
 pub struct GrammarCache {
     max_bytes: usize,
     map: Mutex<Entries>,
+    /// Keyed per cache, so that nobody can aim specs at one bucket.
+    hasher: RandomState,
     hits: AtomicU64,
     misses: AtomicU64,
     evictions: AtomicU64,
 }
 
+/// The entries, in buckets by the hash of their spec. A look-up hashes the
+/// spec as it walks it (no key string is built: serializing a schema and
+/// formatting the options cost more than the rest of a warm request) and
+/// compares the bucket's few entries exactly ([`GrammarSpec::same`]).
 #[derive(Debug, Default)]
 struct Entries {
-    by_key: HashMap<String, Entry>,
+    buckets: HashMap<u64, Vec<Entry>>,
+    /// Invariant: the number of entries in all buckets.
+    len: usize,
     /// Invariant: the sum of the entries' `bytes`.
     bytes: usize,
     /// A counter stamping uses, for least-recently-used eviction.
@@ -51,6 +60,8 @@ struct Entries {
 
 #[derive(Debug)]
 struct Entry {
+    spec: GrammarSpec,
+    options: CompileOptions,
     result: Result<Grammar, Error>,
     bytes: usize,
     last_used: u64,
@@ -80,6 +91,7 @@ impl GrammarCache {
         GrammarCache {
             max_bytes,
             map: Mutex::new(Entries::default()),
+            hasher: RandomState::new(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
@@ -96,28 +108,39 @@ impl GrammarCache {
         spec: &GrammarSpec,
         options: &CompileOptions,
     ) -> Result<Grammar, Error> {
-        let key = format!("{}\u{0}{options:?}", spec.cache_key());
-        if let Some(r) = self.lookup(&key) {
+        let hash = {
+            let mut h = self.hasher.build_hasher();
+            spec.hash_into(&mut h);
+            std::hash::Hasher::finish(&h)
+        };
+        if let Some(r) = self.lookup(hash, spec, options) {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return r;
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         let result = Grammar::compile(spec, options);
-        let bytes = key.len()
-            + 64
+        let bytes = spec.approx_bytes()
+            + 2 * std::mem::size_of::<Entry>()
             + match &result {
                 Ok(g) => 2 * g.earley().heap_size(),
                 Err(e) => e.message().len(),
             };
-        self.insert(key, result.clone(), bytes);
+        let entry = Entry {
+            spec: spec.clone(),
+            options: options.clone(),
+            result: result.clone(),
+            bytes,
+            last_used: 0,
+        };
+        self.insert(hash, entry);
         result
     }
 
     /// The counters.
     pub fn stats(&self) -> CacheStats {
         let (entries, bytes) = match self.map.lock() {
-            Ok(m) => (m.by_key.len(), m.bytes),
-            Err(p) => (p.get_ref().by_key.len(), p.get_ref().bytes),
+            Ok(m) => (m.len, m.bytes),
+            Err(p) => (p.get_ref().len, p.get_ref().bytes),
         };
         CacheStats {
             hits: self.hits.load(Ordering::Relaxed),
@@ -131,7 +154,8 @@ impl GrammarCache {
     /// Drops every entry (the counters stay).
     pub fn clear(&self) {
         let mut m = self.entries();
-        m.by_key.clear();
+        m.buckets.clear();
+        m.len = 0;
         m.bytes = 0;
     }
 
@@ -142,38 +166,62 @@ impl GrammarCache {
         self.map.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn lookup(&self, key: &str) -> Option<Result<Grammar, Error>> {
+    fn lookup(
+        &self,
+        hash: u64,
+        spec: &GrammarSpec,
+        options: &CompileOptions,
+    ) -> Option<Result<Grammar, Error>> {
         let mut m = self.entries();
         m.clock += 1;
         let now = m.clock;
-        let e = m.by_key.get_mut(key)?;
+        let e = m
+            .buckets
+            .get_mut(&hash)?
+            .iter_mut()
+            .find(|e| e.options == *options && e.spec.same(spec))?;
         e.last_used = now;
         Some(e.result.clone())
     }
 
-    fn insert(&self, key: String, result: Result<Grammar, Error>, bytes: usize) {
-        if bytes > self.max_bytes {
+    fn insert(&self, hash: u64, mut entry: Entry) {
+        if entry.bytes > self.max_bytes {
             return;
         }
         let mut m = self.entries();
         m.clock += 1;
-        let now = m.clock;
-        if let Some(old) = m.by_key.insert(key, Entry { result, bytes, last_used: now }) {
-            m.bytes -= old.bytes;
+        entry.last_used = m.clock;
+        let bytes = entry.bytes;
+        let bucket = m.buckets.entry(hash).or_default();
+        // Another thread may have compiled the same spec meanwhile.
+        let old = bucket
+            .iter()
+            .position(|e| e.options == entry.options && e.spec.same(&entry.spec))
+            .map(|i| bucket.swap_remove(i).bytes);
+        bucket.push(entry);
+        if let Some(old) = old {
+            m.bytes -= old;
+            m.len -= 1;
         }
         m.bytes += bytes;
+        m.len += 1;
         // Least recently used out until within the bound: a scan per
         // eviction, which is rare next to compiling.
         while m.bytes > self.max_bytes {
-            let Some(victim) =
-                m.by_key.iter().min_by_key(|(_, e)| e.last_used).map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            if let Some(e) = m.by_key.remove(&victim) {
-                m.bytes -= e.bytes;
-                self.evictions.fetch_add(1, Ordering::Relaxed);
+            let victim = m
+                .buckets
+                .iter()
+                .flat_map(|(&h, b)| b.iter().enumerate().map(move |(i, e)| (e.last_used, h, i)))
+                .min();
+            let Some((_, h, i)) = victim else { break };
+            let Some(bucket) = m.buckets.get_mut(&h) else { break };
+            let e = bucket.swap_remove(i);
+            if bucket.is_empty() {
+                m.buckets.remove(&h);
             }
+            m.bytes -= e.bytes;
+            m.len -= 1;
+            self.evictions.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

@@ -84,16 +84,69 @@ impl GrammarSpec {
         }
     }
 
-    /// A string that identifies the spec: equal keys, equal specs (the
-    /// compile cache's key, with the options).
-    pub(crate) fn cache_key(&self) -> String {
-        let body = match self {
-            GrammarSpec::JsonSchema { schema, options } => format!("{schema}\u{0}{options:?}"),
-            GrammarSpec::Lark(s) | GrammarSpec::Gbnf(s) | GrammarSpec::Regex(s) => s.clone(),
-            GrammarSpec::Choice(c) => format!("{c:?}"),
-            GrammarSpec::Llguidance(v) | GrammarSpec::StructuralTag(v) => v.to_string(),
-        };
-        format!("{}\u{0}{body}", self.kind_name())
+    /// Feeds the spec into `h` (the compile cache's bucket): specs that
+    /// are [`same`](GrammarSpec::same) hash alike. A JSON Schema's options
+    /// are left out (they rarely differ between requests; the cache
+    /// compares them).
+    pub(crate) fn hash_into<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write(self.kind_name().as_bytes());
+        match self {
+            GrammarSpec::JsonSchema { schema, .. } => jsonschema::hash_json(schema, h),
+            GrammarSpec::Lark(s) | GrammarSpec::Gbnf(s) | GrammarSpec::Regex(s) => {
+                h.write_usize(s.len());
+                h.write(s.as_bytes());
+            }
+            GrammarSpec::Choice(c) => {
+                h.write_usize(c.len());
+                for s in c {
+                    h.write_usize(s.len());
+                    h.write(s.as_bytes());
+                }
+            }
+            GrammarSpec::Llguidance(v) | GrammarSpec::StructuralTag(v) => {
+                jsonschema::hash_json(v, h)
+            }
+        }
+    }
+
+    /// Whether `self` and `other` compile to the same grammar: the same
+    /// kind and text, JSON [identical](jsonschema::json_identical) (member
+    /// order and number spelling count, unlike `==` on `serde_json`
+    /// values), equal options.
+    pub(crate) fn same(&self, other: &GrammarSpec) -> bool {
+        use GrammarSpec as S;
+        match (self, other) {
+            (
+                S::JsonSchema { schema: a, options: oa },
+                S::JsonSchema { schema: b, options: ob },
+            ) => oa == ob && jsonschema::json_identical(a, b),
+            (S::Lark(a), S::Lark(b)) | (S::Gbnf(a), S::Gbnf(b)) | (S::Regex(a), S::Regex(b)) => {
+                a == b
+            }
+            (S::Choice(a), S::Choice(b)) => a == b,
+            (S::Llguidance(a), S::Llguidance(b)) | (S::StructuralTag(a), S::StructuralTag(b)) => {
+                jsonschema::json_identical(a, b)
+            }
+            _ => false,
+        }
+    }
+
+    /// About how many bytes the spec holds (the cache's accounting).
+    pub(crate) fn approx_bytes(&self) -> usize {
+        fn json(v: &serde_json::Value) -> usize {
+            16 + match v {
+                serde_json::Value::String(s) => s.len(),
+                serde_json::Value::Array(a) => a.iter().map(json).sum(),
+                serde_json::Value::Object(m) => m.iter().map(|(k, v)| k.len() + json(v)).sum(),
+                _ => 0,
+            }
+        }
+        match self {
+            GrammarSpec::JsonSchema { schema, .. } => json(schema),
+            GrammarSpec::Lark(s) | GrammarSpec::Gbnf(s) | GrammarSpec::Regex(s) => s.len(),
+            GrammarSpec::Choice(c) => c.iter().map(|s| s.len() + 24).sum(),
+            GrammarSpec::Llguidance(v) | GrammarSpec::StructuralTag(v) => json(v),
+        }
     }
 }
 

@@ -156,6 +156,22 @@ fn the_cache_compiles_each_spec_once_and_stays_within_its_bound() {
     other.grammar.ignore_priorities = true;
     let g3 = cache.get_or_compile(&a, &other).unwrap();
     assert!(!g1.ptr_eq(&g3));
+    // The same members in another order compile to another property
+    // order: another entry, although serde_json calls the two equal.
+    let ab = GrammarSpec::json_schema(json!({"properties": {"a": {}, "b": {}}}));
+    let ba = GrammarSpec::json_schema(json!({"properties": {"b": {}, "a": {}}}));
+    let g_ab = cache.get_or_compile(&ab, &opts).unwrap();
+    let g_ba = cache.get_or_compile(&ba, &opts).unwrap();
+    assert!(!g_ab.ptr_eq(&g_ba));
+    assert!(g_ab.accepts(br#"{"a":1,"b":2}"#) && !g_ab.accepts(br#"{"b":2,"a":1}"#));
+    assert!(g_ba.accepts(br#"{"b":2,"a":1}"#) && !g_ba.accepts(br#"{"a":1,"b":2}"#));
+    // So do `0.0` and `-0.0`, which compare equal as numbers.
+    let zero =
+        cache.get_or_compile(&GrammarSpec::json_schema(json!({"const": 0.0})), &opts).unwrap();
+    let minus =
+        cache.get_or_compile(&GrammarSpec::json_schema(json!({"const": -0.0})), &opts).unwrap();
+    assert!(!zero.ptr_eq(&minus));
+    assert_eq!(cache.stats().entries, 8);
     // A bound below both entries keeps one: least recently used out first.
     let size = |spec: &GrammarSpec| {
         let c = GrammarCache::new(1 << 30);

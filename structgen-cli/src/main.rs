@@ -32,8 +32,9 @@ enum Command {
     Tokenize(cli::tokenize::TokenizeArgs),
     /// Print the number of tokens of a file (or standard input).
     Count(cli::tokenize::CountArgs),
-    /// Cut a file into consecutive chunks of at most N tokens (JSON lines
-    /// with byte offsets).
+    /// Cut a file into consecutive chunks of at most N tokens: one JSON line
+    /// per chunk, `{"start_byte", "end_byte", "tokens"}` (a half-open byte
+    /// range of the file), with `"text"` under `--text`.
     Chunk(cli::tokenize::ChunkArgs),
     /// Walk an input token by token through a grammar or schema, checking
     /// every mask.

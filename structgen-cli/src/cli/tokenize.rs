@@ -124,8 +124,7 @@ pub(crate) fn run_chunk(args: ChunkArgs) -> Result<ExitCode> {
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for c in tok.chunks(text, args.max_tokens as usize, boundary) {
-        let mut line =
-            serde_json::json!({ "start": c.range.start, "end": c.range.end, "tokens": c.tokens });
+        let mut line = serde_json::json!({ "start_byte": c.range.start, "end_byte": c.range.end, "tokens": c.tokens });
         if args.text {
             line["text"] = serde_json::json!(&text[c.range.clone()]);
         }

@@ -52,8 +52,8 @@ fn chunk_prints_json_lines_that_tile_the_input() {
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let (s, e, n) = (
-            v["start"].as_u64().unwrap() as usize,
-            v["end"].as_u64().unwrap() as usize,
+            v["start_byte"].as_u64().unwrap() as usize,
+            v["end_byte"].as_u64().unwrap() as usize,
             v["tokens"].as_u64().unwrap() as usize,
         );
         assert_eq!(s, end);

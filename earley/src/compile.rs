@@ -265,8 +265,10 @@ pub(crate) fn compile(
         return Err(GrammarError::TooLarge { what: "rule symbols", limit: 1 << 31 });
     }
 
+    let has_distinct = compiled_perms.iter().any(|p| p.distinct);
     Ok(Grammar {
         inner: Arc::new(GrammarInner {
+            has_distinct,
             lexer,
             names,
             kinds,

@@ -139,6 +139,14 @@ pub enum ParseError {
         /// The name, e.g. `<|eom_id|>`.
         name: String,
     },
+    /// A [`StateRecognizer`](toktrie::StateRecognizer) walk completed a
+    /// member of a phrase with distinct members, whose check needs the
+    /// bytes that walk does not hand over (see
+    /// [`Parser::needs_byte_walk`](crate::Parser::needs_byte_walk)).
+    ByteWalkRequired {
+        /// The byte offset of the consumed text.
+        offset: usize,
+    },
     /// A byte or special token the grammar does not allow was consumed.
     Rejected {
         /// The byte offset in the consumed text where it happened.
@@ -169,6 +177,11 @@ impl std::fmt::Display for ParseError {
             ParseError::Rejected { offset } => {
                 write!(f, "the input is rejected by the grammar at byte {offset}")
             }
+            ParseError::ByteWalkRequired { offset } => write!(
+                f,
+                "at byte {offset}: this grammar checks distinct members and needs the \
+                 byte-by-byte mask walk (Parser::needs_byte_walk)"
+            ),
         }
     }
 }
@@ -182,6 +195,7 @@ impl ParseError {
             | ParseError::TooManyItems { offset, .. }
             | ParseError::StepTooExpensive { offset, .. }
             | ParseError::TooManyPhraseStates { offset, .. }
+            | ParseError::ByteWalkRequired { offset }
             | ParseError::Rejected { offset } => Some(offset),
             ParseError::UnknownSpecialToken { .. } => None,
         }

@@ -160,6 +160,7 @@ impl Limits {
 ///     separator: Some(comma),
 ///     min: 0,
 ///     max: None,
+///     distinct: false,
 /// });
 /// let g = b.build(any, Limits::default()).unwrap();
 /// for text in ["a,b", "b,a", "c,b,a", "b,c,a"] {
@@ -182,6 +183,17 @@ pub struct Permutation {
     pub min: u32,
     /// The most members (`None`: unbounded).
     pub max: Option<u32>,
+    /// Whether the members' texts must be pairwise distinct as JSON values
+    /// (JSON Schema's `uniqueItems`): numbers by value, strings after
+    /// their escapes are decoded, objects regardless of member order. A
+    /// member's text is what its wrapper spans, a leading separator of
+    /// whitespace and `,` skipped; a text that is not one JSON value
+    /// compares by its bytes. The parser checks it when a member
+    /// completes (see `DESIGN.md`, "Distinct members"); a parser of such a
+    /// grammar keeps the consumed text and needs the byte-by-byte
+    /// [`Recognizer`](toktrie::Recognizer) walk
+    /// ([`Parser::needs_byte_walk`](crate::Parser::needs_byte_walk)).
+    pub distinct: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -588,6 +600,9 @@ pub(crate) struct GrammarInner {
     pub(crate) ignore_once: bool,
     pub(crate) limits: Limits,
     pub(crate) num_rules: usize,
+    /// Whether some phrase has distinct members (the parser then keeps
+    /// the text and checks them; see `parser/distinct.rs`).
+    pub(crate) has_distinct: bool,
 }
 
 /// The end marker bit in [`GrammarInner::rhs`].

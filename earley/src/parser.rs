@@ -11,6 +11,8 @@ use crate::error::ParseError;
 use crate::grammar::{END, Grammar, GrammarInner, SpecialToken, SymbolKind};
 
 mod complete;
+mod distinct;
+mod json_value;
 mod options;
 mod permutation;
 pub use options::MaxTokensOutcome;
@@ -59,6 +61,13 @@ struct Row {
     /// Unique per computed row: identifies the row and, through the chain
     /// invariant, every row below it.
     id: u64,
+    /// The byte offset of the boundary, on the path that last reached the
+    /// row (a reused row is reached after lexemes of other lengths too, so
+    /// it is rewritten on reuse). Read only for distinct phrases.
+    offset: u32,
+    /// Whether a distinct phrase member was checked here: the items depend
+    /// on the text, so the row is never reused (`parser/distinct.rs`).
+    textual: bool,
 }
 
 /// Identifies a parser position: equal keys mean equal masks. Two positions
@@ -165,6 +174,12 @@ pub struct Parser {
     /// Per row number: the index of a large row's items by expected
     /// symbol, for completion (see `parser/complete.rs`).
     row_index: Vec<complete::RowIndex>,
+    /// With distinct phrases only: the byte of each frame above the start
+    /// (`text.len() == frames.len() - 1` between calls), else empty.
+    text: Vec<u8>,
+    /// The byte offset of the boundary of the row being computed.
+    boundary: u32,
+    distinct: distinct::Distinct,
 }
 
 impl Parser {
@@ -213,6 +228,9 @@ impl Parser {
             hidden_pending: 0,
             phrases: PhraseStates::default(),
             row_index: Vec::new(),
+            text: Vec::new(),
+            boundary: 0,
+            distinct: distinct::Distinct::default(),
         };
         // Row 0: predict the synthetic start symbol.
         let start = p.g.start;
@@ -315,12 +333,14 @@ impl Parser {
         self.check()?;
         let Some(row) = self.boundary_row() else { return Ok(false) };
         let Some(special) = self.special_index_allowed(row, token) else { return Ok(false) };
+        self.boundary = self.text.len() as u32;
         let Some(r) = self.push_row(row, RowKey::Special(special)) else {
             self.check()?;
             return Ok(false);
         };
         let state = self.rows[r].lexer_start;
         self.frames.push(Frame::new(state, r as u32, true));
+        self.sync_text();
         self.check()?;
         Ok(true)
     }
@@ -333,6 +353,9 @@ impl Parser {
         if n != 0 {
             let keep = self.frames.len().saturating_sub(n).max(1);
             self.frames.truncate(keep);
+            if self.g.has_distinct {
+                self.text.truncate(keep - 1);
+            }
         }
     }
 
@@ -395,6 +418,7 @@ impl Parser {
             return Some(top.row() as usize);
         }
         let acc = self.lexer.accepting(top.state)?;
+        self.boundary = self.text.len() as u32;
         self.push_row(top.row() as usize, RowKey::Lexemes(acc))
     }
 
@@ -417,6 +441,9 @@ impl Parser {
     /// Pushes one byte (consuming text, outside the walk).
     fn push_byte(&mut self, b: u8) -> bool {
         let Some(&top) = self.frames.last() else { return false };
+        if self.g.has_distinct {
+            return self.push_byte_distinct(top, b);
+        }
         match self.step(top, b) {
             Some(f) => {
                 self.frames.push(f);
@@ -456,6 +483,9 @@ impl Parser {
             return None;
         }
         let acc = self.lexer.accepting(top.state)?;
+        // The lexeme ends before `b`, which `push_byte_distinct` has put in
+        // the text already.
+        self.boundary = self.text.len().saturating_sub(1) as u32;
         let r = self.push_row(top.row() as usize, RowKey::Lexemes(acc))?;
         let next = self.lexer.next(self.rows[r].lexer_start, b);
         if next.is_dead() {
@@ -471,6 +501,8 @@ impl Parser {
     /// it ends now (a hidden stop text is handled in `options.rs`).
     fn end_lazy(&mut self, row: usize, state: StateId, b: u8) -> Option<Frame> {
         let acc = self.lexer.accepting(state)?;
+        // The lexeme ends after `b` (in the text already).
+        self.boundary = self.text.len() as u32;
         let r = self.push_row(row, RowKey::Lexemes(acc))?;
         if self.lexer.hidden_len(state) != 0 {
             return self.end_hidden(r, state, b);
@@ -484,10 +516,12 @@ impl Parser {
     #[inline]
     fn push_row(&mut self, parent: usize, key: RowKey) -> Option<usize> {
         let d = parent + 1;
-        if let Some(r) = self.rows.get(d)
+        if let Some(r) = self.rows.get_mut(d)
             && r.key == key
+            && !r.textual
         {
             // The common case in a walk: siblings ending the same lexeme.
+            r.offset = self.boundary;
             self.stats.rows_reused += 1;
             return if r.start == r.end { None } else { Some(d) };
         }
@@ -524,7 +558,8 @@ impl Parser {
             self.next_row_id += 1;
             let lexer_start =
                 if self.g.ignore_once { self.without_skip(p.lexer_start) } else { p.lexer_start };
-            self.rows.push(Row { key, id: self.next_row_id, lexer_start, ..p });
+            let (offset, textual) = (self.boundary, false);
+            self.rows.push(Row { key, id: self.next_row_id, lexer_start, offset, textual, ..p });
             self.stats.rows_computed += 1;
             return Some(d);
         }
@@ -572,6 +607,7 @@ impl Parser {
     fn compute_row(&mut self, parent: Option<usize>, key: RowKey, seed: impl FnOnce(&mut Parser)) {
         let d = parent.map_or(0, |p| p + 1) as u32;
         let start = self.items.len();
+        self.distinct.textual = false;
         self.seen.clear();
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
@@ -659,6 +695,8 @@ impl Parser {
             accepting,
             key,
             id: self.next_row_id,
+            offset: self.boundary,
+            textual: self.distinct.textual,
         });
     }
 
@@ -703,7 +741,7 @@ impl Parser {
                 }
                 // A phrase item: it advances on a wrapper of its phrase.
                 None => {
-                    if wrapper && let Some(n) = self.advance_phrase(jp, lhs) {
+                    if wrapper && let Some(n) = self.advance_phrase(jp, lhs, origin) {
                         self.add(item(n, origin_of(jt)));
                     }
                 }
@@ -777,7 +815,12 @@ impl StateRecognizer for Parser {
     type State = Frame;
 
     fn start(&mut self) -> Frame {
+        self.distinct.by_state = true;
         self.frames.last().copied().unwrap_or(Frame::new(StateId::DEAD, 0, true))
+    }
+
+    fn walk_finished(&mut self) {
+        self.distinct.by_state = false;
     }
 
     #[inline(always)]

@@ -27,6 +27,7 @@ pub(crate) struct PermDraft {
     pub(crate) separator: Option<SymbolId>,
     pub(crate) min: u32,
     pub(crate) max: Option<u32>,
+    pub(crate) distinct: bool,
 }
 
 /// A compiled phrase, as the parser reads it.
@@ -51,6 +52,9 @@ pub(crate) struct PermRule {
     pub(crate) min: u32,
     /// The most members (`u32::MAX`: unbounded).
     pub(crate) max: u32,
+    /// Whether members must be distinct JSON values (see
+    /// [`Permutation::distinct`](crate::Permutation)).
+    pub(crate) distinct: bool,
 }
 
 /// The name of a member that may repeat.
@@ -131,6 +135,7 @@ pub(crate) fn draft(
             separator: p.separator,
             min: p.min,
             max: p.max,
+            distinct: p.distinct,
         });
     }
     Ok(out)
@@ -223,6 +228,7 @@ impl PermDraft {
             repeatable,
             min: self.min,
             max: if sep_ok { max } else { max.min(1) },
+            distinct: self.distinct,
         }
     }
 }

@@ -64,7 +64,7 @@ impl Parser {
         if wrapper {
             for k in 0..self.row_index[at].phrases.len() {
                 let jt = self.row_index[at].phrases[k];
-                if let Some(n) = self.advance_phrase(pos_of(jt), lhs) {
+                if let Some(n) = self.advance_phrase(pos_of(jt), lhs, origin) {
                     self.add(super::item(n, origin_of(jt)));
                 }
             }

@@ -167,11 +167,13 @@ impl Parser {
         }
         let Some(&top) = self.frames.last() else { return Ok(false) };
         let Some(acc) = self.lexer.accepting(top.state) else { return Ok(false) };
+        self.boundary = self.text.len() as u32;
         let Some(r) = self.push_row(top.row() as usize, RowKey::Lexemes(acc)) else {
             self.check()?;
             return Ok(false);
         };
         self.frames.push(Frame::new(self.rows[r].lexer_start, r as u32, true));
+        self.sync_text();
         self.check()?;
         Ok(true)
     }

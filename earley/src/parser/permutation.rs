@@ -31,13 +31,15 @@ pub(super) const PHRASE: u32 = 1 << 31;
 /// `names_at` in [`PhraseStates::names`]; the state is *viable*: some
 /// continuation ends the phrase.
 #[derive(Clone, Copy, Debug)]
-struct PhraseState {
-    perm: u32,
+pub(super) struct PhraseState {
+    pub(super) perm: u32,
     /// Members so far, at most `max` (saturated at `min` without `max`).
     count: u32,
     names_at: u32,
     missing: u32,
     optional_used: u32,
+    /// The member list of a distinct phrase (`distinct.rs`), else `NONE`.
+    pub(super) link: u32,
 }
 
 /// The phrase states of one parser, interned, with a cache of transitions.
@@ -54,10 +56,10 @@ pub(super) struct PhraseStates {
     same_key: Vec<u32>,
     /// (state, member) → the next state, or `NONE`.
     next: FxHashMap<(u32, u32), u32>,
-    scratch: Vec<u64>,
+    pub(super) scratch: Vec<u64>,
 }
 
-const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = u32::MAX;
 
 /// Whether phrase state `st` can still end: the required names left fit
 /// under `max`, and enough names (or a repeatable member) are left to
@@ -73,6 +75,17 @@ fn has(names: &[u64], x: u32) -> bool {
 }
 
 impl Parser {
+    /// Phrase state `s`.
+    pub(super) fn phrase_state(&self, s: u32) -> PhraseState {
+        self.phrases.states[s as usize]
+    }
+
+    /// The names used in phrase state `s` (`words` words).
+    pub(super) fn phrase_names(&self, s: u32, words: usize) -> &[u64] {
+        let at = self.phrases.states[s as usize].names_at as usize;
+        &self.phrases.names[at..at + words]
+    }
+
     /// The item position of the initial state of phrase `k`.
     pub(super) fn phrase_start(&mut self, k: u32) -> Option<u32> {
         let words = self.g.perms[k as usize].words as usize;
@@ -80,29 +93,30 @@ impl Parser {
         scratch.clear();
         scratch.resize(words, 0);
         let missing = self.g.perms[k as usize].num_required;
-        let s = self.intern_phrase(k, 0, &scratch, missing, 0);
+        let s = self.intern_phrase(k, 0, &scratch, (missing, 0), NONE);
         self.phrases.scratch = scratch;
         s.map(|s| s | PHRASE)
     }
 
-    fn intern_phrase(
+    pub(super) fn intern_phrase(
         &mut self,
         perm: u32,
         count: u32,
         names: &[u64],
-        missing: u32,
-        optional_used: u32,
+        (missing, optional_used): (u32, u32),
+        link: u32,
     ) -> Option<u32> {
         let ps = &mut self.phrases;
         let hash = names
             .iter()
-            .fold(0u64, |h, &w| (h.rotate_left(5) ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            .fold(link as u64, |h, &w| (h.rotate_left(5) ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let key = (perm, count, hash);
         let mut at = ps.index.get(&key).copied().unwrap_or(NONE);
         while at != NONE {
             let st = ps.states[at as usize];
             let w = names.len();
-            if ps.names[st.names_at as usize..st.names_at as usize + w] == *names {
+            if st.link == link && ps.names[st.names_at as usize..st.names_at as usize + w] == *names
+            {
                 return Some(at);
             }
             at = ps.same_key[at as usize];
@@ -116,7 +130,7 @@ impl Parser {
         let id = ps.states.len() as u32;
         let names_at = ps.names.len() as u32;
         ps.names.extend_from_slice(names);
-        ps.states.push(PhraseState { perm, count, names_at, missing, optional_used });
+        ps.states.push(PhraseState { perm, count, names_at, missing, optional_used, link });
         ps.same_key.push(ps.index.insert(key, id).unwrap_or(NONE));
         Some(id)
     }
@@ -124,7 +138,7 @@ impl Parser {
     /// State `s`'s count, required names missing and optional names used
     /// after member `j`, or `None` when `j` may not come: its name is used,
     /// `max` is reached, or the phrase could no longer end.
-    fn phrase_after(&self, s: u32, j: usize) -> Option<(u32, u32, u32)> {
+    pub(super) fn phrase_after(&self, s: u32, j: usize) -> Option<(u32, u32, u32)> {
         let st = self.phrases.states[s as usize];
         let rule = &self.g.perms[st.perm as usize];
         if st.count >= rule.max {
@@ -165,7 +179,7 @@ impl Parser {
             if name != NO_NAME {
                 scratch[(name / 64) as usize] |= 1 << (name % 64);
             }
-            let n = self.intern_phrase(st.perm, count, &scratch, missing, optional_used);
+            let n = self.intern_phrase(st.perm, count, &scratch, (missing, optional_used), NONE);
             self.phrases.scratch = scratch;
             n
         });
@@ -181,9 +195,9 @@ impl Parser {
         let s = pos & !PHRASE;
         let st = self.phrases.states[s as usize];
         let k = st.perm as usize;
-        let (complete, num_members, lhs) = {
+        let (complete, num_members, lhs, distinct) = {
             let rule = &self.g.perms[k];
-            (st.missing == 0 && st.count >= rule.min, rule.members.len(), rule.lhs)
+            (st.missing == 0 && st.count >= rule.min, rule.members.len(), rule.lhs, rule.distinct)
         };
         // An item of origin `d` completed the phrase with the empty string:
         // the phrase is nullable, so its users advanced at prediction.
@@ -197,18 +211,24 @@ impl Parser {
             let (first, later, _) = self.g.perms[k].members[j];
             let w = if st.count == 0 { first } else { later };
             self.predict(w, d);
-            if self.g.nullable[w as usize]
-                && let Some(n) = self.phrase_step(s, j as u32)
-            {
-                self.add(super::item(n | PHRASE, origin));
+            if self.g.nullable[w as usize] {
+                let n = if distinct {
+                    self.distinct_step(s, j as u32, d)
+                } else {
+                    self.phrase_step(s, j as u32)
+                };
+                if let Some(n) = n {
+                    self.add(super::item(n | PHRASE, origin));
+                }
             }
         }
     }
 
-    /// Phrase item `pos` (with `origin`) after wrapper `w` completed, if
-    /// `w` belongs to its phrase and may come in its state.
+    /// Phrase item `pos` after wrapper `w` completed from row `origin`
+    /// (where the item is), if `w` belongs to its phrase and may come in
+    /// its state.
     #[inline(never)]
-    pub(super) fn advance_phrase(&mut self, pos: u32, w: u32) -> Option<u32> {
+    pub(super) fn advance_phrase(&mut self, pos: u32, w: u32, origin: u32) -> Option<u32> {
         let s = pos & !PHRASE;
         let (k, j) = self.g.perm_members[self.g.wrapper_of[w as usize] as usize - 1];
         let st = self.phrases.states[s as usize];
@@ -220,6 +240,9 @@ impl Parser {
         let (first, later, _) = self.g.perms[k as usize].members[j as usize];
         if w != if st.count == 0 { first } else { later } {
             return None;
+        }
+        if self.g.perms[k as usize].distinct {
+            return self.distinct_step(s, j, origin).map(|n| n | PHRASE);
         }
         self.phrase_step(s, j).map(|n| n | PHRASE)
     }

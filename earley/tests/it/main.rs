@@ -4,6 +4,7 @@
 extern crate structgen_earley as earley;
 
 mod builder;
+mod distinct;
 mod forced;
 mod options;
 mod oracle;

@@ -105,7 +105,10 @@ impl Builder {
             let lhs = self.b.add_nonterminal("phrase");
             let separator = p.comma.then_some(self.comma);
             let (required, min, max) = (p.required.clone(), p.min, p.max);
-            self.b.add_permutation(lhs, Permutation { members, required, separator, min, max });
+            self.b.add_permutation(
+                lhs,
+                Permutation { members, required, separator, min, max, distinct: false },
+            );
             return lhs;
         }
         // One nonterminal per (names used, count), built on demand.
@@ -251,6 +254,7 @@ fn names_are_used_once_and_required_ones_always() {
             separator: Some(comma),
             min: 2,
             max: Some(4),
+            distinct: false,
         },
     );
     let g = b.build(any, Limits::default()).unwrap();
@@ -282,7 +286,14 @@ fn many_names_cost_what_the_text_costs() {
     let required = vec![0, 150, 299];
     b.add_permutation(
         any,
-        Permutation { members, required, separator: Some(comma), min: 0, max: None },
+        Permutation {
+            members,
+            required,
+            separator: Some(comma),
+            min: 0,
+            max: None,
+            distinct: false,
+        },
     );
     let g = b.build(any, Limits::default()).unwrap();
     let mut order: Vec<u32> = (0..300).collect();
@@ -310,6 +321,7 @@ fn bad_phrases_are_errors() {
             separator: None,
             min: 0,
             max: None,
+            distinct: false,
         },
     );
     assert!(matches!(b.build(n, Limits::default()), Err(GrammarError::Redefined { .. })));
@@ -323,6 +335,7 @@ fn bad_phrases_are_errors() {
         separator: None,
         min: 3,
         max: Some(2),
+        distinct: false,
     };
     b.add_permutation(n, p);
     assert!(matches!(b.build(n, Limits::default()), Err(GrammarError::BadRepeat { .. })));
@@ -337,6 +350,7 @@ fn bad_phrases_are_errors() {
         separator: None,
         min: 0,
         max: None,
+        distinct: false,
     };
     b.add_permutation(n, p);
     assert!(matches!(b.build(n, Limits::default()), Err(GrammarError::EmptyLanguage { .. })));
@@ -349,7 +363,14 @@ fn phrase_states_are_limited() {
     let any = b.add_nonterminal("any");
     b.add_permutation(
         any,
-        Permutation { members, required: vec![], separator: None, min: 0, max: None },
+        Permutation {
+            members,
+            required: vec![],
+            separator: None,
+            min: 0,
+            max: None,
+            distinct: false,
+        },
     );
     let mut limits = Limits::default();
     limits.max_phrase_states = 10;

@@ -48,6 +48,7 @@ impl Grammar {
                     separator: p.separator.as_ref().map(map),
                     min: p.min,
                     max: p.max,
+                    distinct: p.distinct,
                 };
                 b.add_permutation(nts[i], permutation);
             }

@@ -58,6 +58,9 @@ pub struct Permutation {
     pub min: u32,
     /// The most members (`None`: unbounded).
     pub max: Option<u32>,
+    /// Whether the members must be distinct JSON values (`uniqueItems`;
+    /// see [`earley::Permutation::distinct`]).
+    pub distinct: bool,
 }
 
 /// A context-free grammar over regex lexemes, as compiled from a schema.

@@ -54,7 +54,10 @@
 //!    object is a permutation phrase of the `earley` engine (members in any
 //!    order, each listed name once, the required ones always), and so is an
 //!    array with `uniqueItems` over finitely many scalar values (each value
-//!    once). Unproductive rules are removed; an empty language is
+//!    once), or over free strings, numbers and containers (a phrase whose parser
+//!    compares the JSON values of completed items; `DESIGN.md`,
+//!    "`uniqueItems` over free strings and integers"). Unproductive rules
+//!    are removed; an empty language is
 //!    [`ErrorKind::Unsatisfiable`].
 //!
 //! Decisions, all toward a stricter grammar: properties come in schema order
@@ -68,8 +71,12 @@
 //! negated `pattern` classes leave out U+001F (see `ecma.rs`);
 //! `unevaluatedProperties`/`unevaluatedItems` see the annotations of one
 //! `anyOf` branch at a time, not of every branch that holds (see `DESIGN.md`);
-//! `uniqueItems` is accepted where at most one item is allowed or the items
-//! take finitely many scalar values (else an error naming its pointer).
+//! `uniqueItems` is accepted where at most one item is allowed, or the items
+//! take finitely many scalar values and strings without pattern, format or
+//! `maxLength`, numbers without bounds, and arrays and objects without
+//! constraints (any JSON value, too); such numbers are then written without
+//! exponent, integers without a zero fraction. Otherwise it is an error
+//! naming its pointer.
 //!
 //! # Complexity
 //! With `s` schema nodes, compilation is `O(s)` plus the intersections, which

@@ -183,6 +183,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         members: Vec<(Symbol, Option<u32>)>,
         required: Vec<u32>,
         (min, max): (usize, Option<usize>),
+        distinct: bool,
     ) -> Result<Symbol> {
         let to_u32 = |x: usize| x.min(u32::MAX as usize) as u32;
         let phrase = self.new_nt(format!("{name}-members"))?;
@@ -192,6 +193,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             separator: Some(Symbol::Lexeme(self.comma)),
             min: to_u32(min),
             max: max.map(to_u32),
+            distinct,
         });
         let rhs = vec![Symbol::Lexeme(open), Symbol::Nonterminal(phrase), Symbol::Lexeme(close)];
         Ok(Symbol::Nonterminal(self.alt_nt(name, vec![rhs])?))

@@ -104,16 +104,23 @@ impl Memo<'_> {
     /// Where a permutation phrase starting at `pos` can end: a search over
     /// (position, names used, members so far), every member tried at
     /// every state (exponential in the worst case; fine for tests).
+    ///
+    /// With distinct members the state also holds the sorted canonical
+    /// values of the members so far (see [`json_key`]), and a member whose
+    /// text (after the separator) spells a value held is refused.
     fn phrase_ends(&mut self, p: &Permutation, pos: usize) -> Option<Vec<usize>> {
+        type State = (usize, Vec<u32>, u32, Vec<String>);
         let cap = p.max.unwrap_or(p.min.max(1));
-        let mut seen: HashSet<(usize, Vec<u32>, u32)> = HashSet::new();
-        let mut todo = vec![(pos, Vec::new(), 0u32)];
+        let mut seen: HashSet<State> = HashSet::new();
+        let mut todo: Vec<State> = vec![(pos, Vec::new(), 0u32, Vec::new())];
         let mut out = Vec::new();
         while let Some(state) = todo.pop() {
             if !seen.insert(state.clone()) {
                 continue;
             }
-            let (at, used, count) = state;
+            let (at, used, count, values) = state;
+            // Distinct members make the count matter (the values differ).
+            let cap = if p.distinct { u32::MAX } else { cap };
             if count >= p.min && p.required.iter().all(|r| used.contains(r)) {
                 out.push(at);
             }
@@ -134,7 +141,16 @@ impl Memo<'_> {
                 let next_count = if p.max.is_some() { count + 1 } else { (count + 1).min(cap) };
                 for &st in &starts {
                     for &e in self.ends(*sym, st)?.iter() {
-                        todo.push((e, next_used.clone(), next_count));
+                        let mut next_values = values.clone();
+                        if p.distinct {
+                            let key = json_key(&self.text[st..e]);
+                            if values.contains(&key) {
+                                continue;
+                            }
+                            next_values.push(key);
+                            next_values.sort_unstable();
+                        }
+                        todo.push((e, next_used.clone(), next_count, next_values));
                     }
                 }
             }
@@ -142,6 +158,39 @@ impl Memo<'_> {
         out.sort_unstable();
         out.dedup();
         Some(out)
+    }
+}
+
+/// A key equal for texts of equal JSON values (numbers as exact decimals,
+/// strings decoded, object members sorted); a text that is not JSON is its
+/// own key. Independent of the parser's canonical form, which tests
+/// compare it with.
+fn json_key(text: &[u8]) -> String {
+    fn key(v: &serde_json::Value) -> String {
+        use serde_json::Value;
+        match v {
+            Value::Number(n) => match crate::number::Decimal::from_json(n, 1000) {
+                Some(d) => format!("#{d:?}"),
+                None => format!("#{n}"),
+            },
+            Value::String(s) => serde_json::to_string(s).unwrap_or_default(),
+            Value::Array(items) => {
+                format!("[{}]", items.iter().map(key).collect::<Vec<_>>().join(","))
+            }
+            Value::Object(m) => {
+                let mut members: Vec<String> = m
+                    .iter()
+                    .map(|(k, v)| format!("{}:{}", serde_json::to_string(k).unwrap_or_default(), key(v)))
+                    .collect();
+                members.sort_unstable();
+                format!("{{{}}}", members.join(","))
+            }
+            other => other.to_string(),
+        }
+    }
+    match serde_json::from_slice::<serde_json::Value>(text) {
+        Ok(v) => key(&v),
+        Err(_) => format!("raw:{}", String::from_utf8_lossy(text)),
     }
 }
 

@@ -344,7 +344,11 @@ impl Matcher {
         self.parser.begin_step();
         let refusals = self.fuel_refusals();
         if self.status.can_extend {
-            if !self.sliced_mask() {
+            if self.parser.needs_byte_walk() {
+                // Distinct members (`uniqueItems`) are checked on the text,
+                // which only the byte-by-byte walk hands to the parser.
+                self.trie.compute_mask(&mut self.parser, &mut self.mask);
+            } else if !self.sliced_mask() {
                 self.trie.compute_mask_by_state(&mut self.parser, &mut self.mask);
             }
         } else {

@@ -15,7 +15,10 @@ impl Lowerer<'_, '_> {
         let mut max = a.max;
         if let Some(ptr) = a.unique.as_ref().filter(|_| max.is_none_or(|m| m > 1)) {
             if let Some(values) = self.distinct_items(a) {
-                return self.array_of_distinct(a, &values, depth);
+                return self.array_of_distinct(a, &values, &[], depth);
+            }
+            if let Some((values, free)) = self.free_distinct_items(a) {
+                return self.array_of_distinct(a, &values, &free, depth);
             }
             if self.c.options.lenient {
                 self.c.warn("uniqueItems", ptr, "uniqueItems ignored");
@@ -25,7 +28,9 @@ impl Lowerer<'_, '_> {
                     "uniqueItems",
                     ptr,
                     "uniqueItems is expressible only over items drawn from finitely many \
-                     scalar values (enum, const, boolean, null) or with at most one item",
+                     scalar values (enum, const, boolean, null), strings without pattern, \
+                     format or maxLength, integers without bounds, unions of these, or with \
+                     at most one item",
                 ));
             }
         }
@@ -205,6 +210,28 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// The integers of a free integer item: no fraction, no exponent.
+const FREE_INT: &str = "-?(0|[1-9][0-9]*)";
+/// The numbers of a free number item (less the zeros): no exponent.
+const FREE_NUMBER: &str = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?";
+/// Every spelling of zero without exponent.
+const ZERO_NUMBER: &str = r"-?0(\.0+)?";
+
+fn zero() -> crate::number::Decimal {
+    crate::number::Decimal { neg: false, int: "0".into(), frac: String::new() }
+}
+
+/// Zero, as the named value beside a free number (every spelling
+/// without exponent: `0`, `-0.00`).
+static ZERO: std::sync::LazyLock<Schema> = std::sync::LazyLock::new(|| {
+    let bound = crate::number::Bound { value: zero(), exclusive: false };
+    Schema::Number(crate::ir::NumberSchema {
+        min: Some(bound.clone()),
+        max: Some(bound),
+        ..crate::ir::NumberSchema::default()
+    })
+});
+
 /// A scalar JSON value, as the key of a value set (numbers in canonical
 /// decimal form, so `1` and `1.0` are one value).
 #[derive(PartialEq, Eq)]
@@ -276,28 +303,149 @@ impl Lowerer<'_, '_> {
         Some(finite_scalars(&a.items)?.into_iter().map(|(_, s)| s).collect())
     }
 
-    /// `[` v1 `,` v2 … `]` with distinct values among `values`: a
-    /// permutation phrase with one member per value (each its own name, so
-    /// at most once; every spelling of a value is that member), within
+    /// The item schemas of an array with `uniqueItems` whose items are a
+    /// union of finitely many scalar values and *free* schemas, when every
+    /// item takes them (no `prefixItems`, no `contains`): the scalar values,
+    /// and the free schemas.
+    ///
+    /// A schema is free when from every position inside an item that its
+    /// last lexeme may go on from, infinitely many distinct values can
+    /// still complete it: strings without pattern, format or maxLength
+    /// (and no `max_string_length` cap), integers without bounds, divisors
+    /// or excluded values, written without a fraction or exponent (`1.0`
+    /// is refused there: a documented subset). Then the parser's
+    /// check when an item completes (or when its last lexeme must end: the
+    /// closing quote) keeps masks exact: a prefix of an item always has a
+    /// completion that no earlier item equals. Numbers with exponents are
+    /// not free (after `0e` every completion is zero), nor are bounded
+    /// strings, numbers, objects and arrays (their completions may all be
+    /// taken), which stay an error.
+    fn free_distinct_items(&self, a: &ArraySchema) -> Option<(Vec<Schema>, Vec<Schema>)> {
+        if !a.prefix.is_empty() || !a.contains.is_empty() || !a.contains_at_most.is_empty() {
+            return None;
+        }
+        let branches = match &*a.items {
+            Schema::AnyOf(bs) => bs.clone(),
+            Schema::Any => Schema::typed_any(),
+            s => vec![s.clone()],
+        };
+        let (mut finite, mut free) = (Vec::new(), Vec::new());
+        for b in branches {
+            match finite_scalars(&b) {
+                Some(values) => finite.extend(values),
+                None if self.is_free(&b) => {
+                    // A number without constraints: zero (all its
+                    // spellings) is one named value, the others are free.
+                    if let Schema::Number(n) = &b
+                        && !n.integer
+                    {
+                        finite.push((Scalar::Number(zero()), ZERO.clone()));
+                    }
+                    free.push(b)
+                }
+                None => return None,
+            }
+        }
+        let mut values: Vec<(Scalar, Schema)> = Vec::new();
+        for (v, s) in finite {
+            if !values.iter().any(|(w, _)| *w == v) {
+                values.push((v, s));
+            }
+        }
+        (!free.is_empty()).then(|| (values.into_iter().map(|(_, s)| s).collect(), free))
+    }
+
+    /// Whether `s` is free (see [`free_distinct_items`](Self::free_distinct_items)).
+    fn is_free(&self, s: &Schema) -> bool {
+        match s {
+            Schema::String(st) => {
+                st.regexes.is_empty()
+                    && st.max_len.is_none()
+                    && self.c.options.max_string_length.is_none()
+            }
+            Schema::Number(n) => {
+                !n.non_integer
+                    && n.min.is_none()
+                    && n.max.is_none()
+                    && n.multiple_of.is_empty()
+                    && n.not_multiple_of.is_empty()
+                    && n.excluded.is_empty()
+            }
+            // Open containers: inside one, more members always make new
+            // values, and the closing `]`/`}` ends the item.
+            Schema::Array(x) => {
+                x.prefix.is_empty()
+                    && matches!(*x.items, Schema::Any)
+                    && x.min == 0
+                    && x.max.is_none()
+                    && x.unique.is_none()
+                    && x.contains.is_empty()
+                    && x.contains_at_most.is_empty()
+            }
+            Schema::Object(o) => {
+                o.properties.is_empty()
+                    && o.required.is_empty()
+                    && o.min == 0
+                    && o.max.is_none()
+                    && o.witnesses.is_empty()
+                    && matches!(o.regions.as_slice(),
+                        [(k, Schema::Any)] if format!("{k:?}") == format!("{:?}", crate::ir::any_key()))
+            }
+            _ => false,
+        }
+    }
+
+    /// `[` v1 `,` v2 … `]` with distinct values among `values` and
+    /// `free`: a permutation phrase with one member per value (each its
+    /// own name, so at most once; every spelling of a value is that
+    /// member) and one unnamed member per free schema; with free members
+    /// the parser also checks that every item's JSON value differs from
+    /// the earlier ones (`earley::Permutation::distinct`). Within
     /// `minItems`/`maxItems`.
     fn array_of_distinct(
         &mut self,
         a: &ArraySchema,
         values: &[Schema],
+        free: &[Schema],
         depth: usize,
     ) -> Result<Option<Symbol>> {
-        let mut members = Vec::with_capacity(values.len());
+        let mut members = Vec::with_capacity(values.len() + free.len());
         for (i, v) in values.iter().enumerate() {
             if let Some(sym) = self.lower(v, depth + 1)? {
                 members.push((sym, Some(i as u32)));
             }
         }
-        if a.min > members.len() {
+        let named = members.len();
+        for f in free {
+            let sym = match f {
+                // Without the zero fraction `1.0` allows (after `1.` every
+                // completion is 1): a subset, so that the integer stays free.
+                Schema::Number(n) if n.integer => {
+                    Some(Symbol::Lexeme(self.lexeme("integer", RegexAst::Regex(FREE_INT.into()))))
+                }
+                // Without exponents (after `0e` every completion is zero) and
+                // without zero, a named value of its own: a subset again.
+                Schema::Number(_) => {
+                    let rx = RegexAst::And(vec![
+                        RegexAst::Regex(FREE_NUMBER.into()),
+                        RegexAst::Not(Box::new(RegexAst::Regex(ZERO_NUMBER.into()))),
+                    ]);
+                    Some(Symbol::Lexeme(self.lexeme("number", rx)))
+                }
+                _ => self.lower(f, depth + 1)?,
+            };
+            if let Some(sym) = sym {
+                members.push((sym, None));
+            }
+        }
+        let distinct = members.len() > named;
+        if !distinct && a.min > members.len() {
             return Ok(None);
         }
         let brackets = (self.lbracket, self.rbracket);
+        let bounds = (a.min, a.max);
         let array =
-            self.bracketed_phrase("array", brackets, members, Vec::new(), (a.min, a.max))?;
+            self.bracketed_phrase("array", brackets, members, Vec::new(), bounds, distinct)?;
         Ok(Some(array))
     }
 }

@@ -254,6 +254,6 @@ impl Lowerer<'_, '_> {
         let required =
             props.iter().enumerate().filter(|(_, p)| p.2).map(|(j, _)| j as u32).collect();
         let braces = (self.lbrace, self.rbrace);
-        self.bracketed_phrase("object", braces, members, required, (o.min, o.max))
+        self.bracketed_phrase("object", braces, members, required, (o.min, o.max), false)
     }
 }

@@ -277,6 +277,48 @@ fn arrays() {
         &["[]", "[true]", "[false,true]", "[true,false]"],
         &["[true,true]", "[false,true,false]"],
     );
+    // Unique items over free strings and integers: the parser compares
+    // the JSON values of the items (strings decoded, `-0` is `0`).
+    check(
+        json!({"type": "array", "uniqueItems": true, "items": {"type": "string"}}),
+        &["[]", r#"["a"]"#, r#"["a","b"]"#, r#"["a","A","a b","","b\n","\u001f"]"#],
+        &[r#"["a","a"]"#, r#"["a","\u0061"]"#, r#"["x","y","x"]"#, r#"["\n","\u000a"]"#, "[1]"],
+    );
+    check(
+        json!({"type": "array", "uniqueItems": true, "items": {"type": ["integer", "string", "null"]}, "maxItems": 4}),
+        &[r#"[1,"1",null]"#, "[0,-1,10]", r#"[null,"null"]"#],
+        &["[1,1]", "[0,-0]", r#"["a",null,"a"]"#, "[null,null]", "[1,2,3,4,5]", "[1.5]"],
+    );
+    // Any items: JSON equality (numbers by value, objects in any key
+    // order); numbers are written without exponent there.
+    check(
+        json!({"type": "array", "uniqueItems": true}),
+        &[
+            r#"[1,"1",[1],{"a":1},null,true,false,0,1.5]"#,
+            r#"[{"a":1,"b":2},{"a":1}]"#,
+            "[[1],[1,2],[[1]]]",
+            "[0,-1,0.5,-0.5]",
+        ],
+        &[
+            "[1,1.0]",
+            r#"[{"a":1,"b":2},{"b":2,"a":1}]"#,
+            "[[1],[1.0]]",
+            "[0,-0.0]",
+            "[null,null]",
+            r#"["\u0041","A"]"#,
+            r#"[{"a":[1,{"b":"x"}]},{"a":[1,{"b":"\u0078"}]}]"#,
+        ],
+    );
+    check(
+        json!({"type": "array", "uniqueItems": true, "items": {"type": "number"}}),
+        &["[1,2.5,0,-3]"],
+        &["[1,1.00]", "[2.50,2.5]", "[0.0,0]"],
+    );
+    check(
+        json!({"type": "array", "uniqueItems": true, "items": {"enum": ["a", "b"]}, "minItems": 1}),
+        &[r#"["a"]"#, r#"["b","a"]"#],
+        &["[]", r#"["a","a"]"#],
+    );
     check(
         json!({"type": "array", "contains": {"const": 1}}),
         &["[1]", "[2,1]", "[1,3,1]"],
@@ -519,10 +561,11 @@ fn errors_name_keyword_and_pointer() {
     );
     let e = error(json!({"$ref": "#/$defs/missing"}));
     assert_eq!((e.kind(), e.keyword(), e.pointer()), (&ErrorKind::UnresolvedRef, "$ref", ""));
-    let e = error(json!({"type": "array", "uniqueItems": true}));
+    let e = error(json!({"type": "array", "uniqueItems": true, "items": {"maximum": 5}}));
     assert_eq!((e.kind(), e.keyword()), (&ErrorKind::Inexpressible, "uniqueItems"));
-    let e =
-        error(json!({"properties": {"tags": {"items": {"type": "string"}, "uniqueItems": true}}}));
+    let e = error(json!({"properties": {"tags": {
+        "items": {"type": "string", "maxLength": 3}, "uniqueItems": true
+    }}}));
     assert_eq!(
         (e.kind(), e.keyword(), e.pointer()),
         (&ErrorKind::Inexpressible, "uniqueItems", "/properties/tags")
@@ -701,3 +744,4 @@ fn objects_with_many_properties() {
         assert!(!accepts_text(&c, r#"{"p69":2,"p3":1,"p69":1}"#));
     }
 }
+

@@ -161,9 +161,53 @@ pub(crate) struct SchemaArgs {
     /// standard error) instead of refusing the schema.
     #[arg(long)]
     pub(crate) lenient: bool,
+    /// A directory of JSON Schema documents that `$ref`s may name
+    /// (repeatable): every `.json` file below it is available under its
+    /// path relative to DIR (`base.json`, `defs/a.json`, resolved against
+    /// the compiled schema's base URI like a relative `$ref`) and under
+    /// its own top-level `$id`. Nothing is fetched from the network.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) ref_dir: Vec<PathBuf>,
+    /// A JSON Schema document that `$ref`s may name (repeatable): available
+    /// under its file name and its top-level `$id`.
+    #[arg(long = "ref", value_name = "FILE.json")]
+    pub(crate) refs: Vec<PathBuf>,
 }
 
 impl SchemaArgs {
+    /// The documents of `--ref-dir` and `--ref`, read from disk; `None`
+    /// when neither was given.
+    pub(crate) fn documents(&self) -> Result<Option<jsonschema::Documents>> {
+        if self.ref_dir.is_empty() && self.refs.is_empty() {
+            return Ok(None);
+        }
+        let mut docs = jsonschema::Documents::new();
+        let read = |path: &Path| -> Result<Value> {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read referenced document `{}`", path.display()))?;
+            serde_json::from_str(&text)
+                .with_context(|| format!("referenced document `{}` is not JSON", path.display()))
+        };
+        for dir in &self.ref_dir {
+            let mut files = Vec::new();
+            json_files(dir, &mut files)
+                .with_context(|| format!("cannot list --ref-dir `{}`", dir.display()))?;
+            files.sort();
+            for path in files {
+                let key = path.strip_prefix(dir).unwrap_or(&path);
+                let key: Vec<String> =
+                    key.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                docs.insert(&key.join("/"), read(&path)?);
+            }
+        }
+        for path in &self.refs {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let name = name.with_context(|| format!("--ref `{}` names no file", path.display()))?;
+            docs.insert(&name, read(path)?);
+        }
+        Ok(Some(docs))
+    }
+
     /// `base` with the flags that were given.
     pub(crate) fn apply(&self, base: jsonschema::Options) -> jsonschema::Options {
         let mut o = base;
@@ -193,6 +237,19 @@ impl SchemaArgs {
         }
         o
     }
+}
+
+/// Appends the `.json` files below `dir` (depth first) to `out`.
+fn json_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            json_files(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// The layouts a subcommand starts from before its flags: for schemas
@@ -249,6 +306,10 @@ pub(crate) fn load_grammar(
     let mut options = CompileOptions::default();
     options.grammar.json = schema.apply(defaults.lark_json.clone());
     let mut schema_options = schema.apply(defaults.schema.clone());
+    if let Some(docs) = schema.documents()? {
+        schema_options = schema_options.with_documents(docs.clone());
+        options.grammar.json = options.grammar.json.clone().with_documents(docs);
+    }
     let mut lark_json = options.grammar.json.clone();
     limits.apply(&mut options.grammar, vec![&mut schema_options, &mut lark_json])?;
     options.grammar.json = lark_json;

@@ -183,3 +183,65 @@ fn sentencepiece_documents_are_continuations() {
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn referenced_documents_come_from_ref_dir_and_ref() {
+    let d = dir("refs");
+    let defs = d.join("defs");
+    std::fs::create_dir_all(&defs).unwrap();
+    // By relative path (also from one referenced document to another), and
+    // by `$id`.
+    write(
+        &defs,
+        "name.json",
+        r#"{"definitions": {"name": {"type": "string", "maxLength": 4}}}"#,
+    );
+    write(&d, "age.json", r#"{"$id": "https://example.com/age", "type": "integer", "minimum": 0}"#);
+    let refs = dir("refs-schema");
+    let schema = write(
+        &refs,
+        "s.json",
+        r#"{"type": "object", "properties": {
+            "name": {"$ref": "defs/name.json#/definitions/name"},
+            "age": {"$ref": "https://example.com/age"}},
+            "required": ["name", "age"], "additionalProperties": false}"#,
+    );
+    let good = write(&refs, "good.json", r#"{"name": "Ann", "age": 3}"#);
+    let long = write(&refs, "long.json", r#"{"name": "Annabelle", "age": 3}"#);
+    let dir_arg = d.to_str().unwrap();
+    let out = structgen(&["validate", "--ref-dir", dir_arg, "--schema", &schema, &good]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    let out = structgen(&["validate", "--ref-dir", dir_arg, "--schema", &schema, &long]);
+    assert_eq!(out.status.code(), Some(1), "{:?}", text(&out));
+    assert!(text(&out).0.contains("maxLength"), "{:?}", text(&out));
+    // Without the documents: an error naming the URI.
+    let out = structgen(&["validate", "--schema", &schema, &good]);
+    assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+    assert!(text(&out).1.contains("defs/name.json"), "{:?}", text(&out));
+    // `--ref FILE`: under its file name and its `$id`.
+    let one = write(
+        &refs,
+        "one.json",
+        r#"{"type": "object", "properties": {"age": {"$ref": "https://example.com/age"},
+            "n": {"$ref": "name.json#/definitions/name"}}}"#,
+    );
+    let name_file = defs.join("name.json");
+    let age_file = d.join("age.json");
+    let doc = write(&refs, "doc.json", r#"{"age": 2, "n": "Bo"}"#);
+    let out = structgen(&[
+        "validate",
+        "--ref",
+        name_file.to_str().unwrap(),
+        "--ref",
+        age_file.to_str().unwrap(),
+        "--schema",
+        &one,
+        &doc,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    // A referenced document that is not JSON is a clear error.
+    write(&d, "broken.json", "{");
+    let out = structgen(&["validate", "--ref-dir", dir_arg, "--schema", &schema, &good]);
+    assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+    assert!(text(&out).1.contains("broken.json"), "{:?}", text(&out));
+}

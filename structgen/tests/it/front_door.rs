@@ -286,3 +286,42 @@ fn referenced_documents_through_the_front_door() {
     let e = compile(GrammarSpec::json_schema(schema.clone())).unwrap_err();
     assert!(e.to_string().contains("json-schema:///common.json"), "{e}");
 }
+
+#[test]
+fn unique_items_masks_leave_out_the_tokens_that_repeat_an_item() {
+    let tokens: Vec<String> = ["[", "]", "\"", ",", "a", "b", "\"a\"", "a\"", "\"]", "\","]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let eos = TokenId(tokens.len() as u32);
+    // With the slicer: the matcher must still walk byte by byte.
+    let vocab = Vocabulary::builder()
+        .token_list(&tokens)
+        .special(eos, "<eos>")
+        .stop_tokens([eos])
+        .slicer(Some(structgen::slicer::SlicerConfig::json()))
+        .build()
+        .unwrap();
+    let g = compile(GrammarSpec::json_schema(
+        json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true}),
+    ))
+    .unwrap();
+    let id = |t: &str| TokenId(tokens.iter().position(|x| x == t).unwrap() as u32);
+    let allowed = |m: &mut Matcher| -> Vec<String> {
+        m.compute_mask().unwrap().iter().filter(|&t| t != eos).map(|t| tokens[t.index()].clone()).collect()
+    };
+    let mut m = Matcher::new(&vocab, &g).unwrap();
+    m.consume_tokens(&[id("["), id("\"a\""), id(","), id("\"")]).unwrap();
+    // Inside a string `[`, `]` and `,` are text; `a"` would close a
+    // second "a"; `"` closes "", a new item.
+    assert_eq!(allowed(&mut m), ["[", "]", "\"", ",", "a", "b", "\"]", "\","]);
+    m.consume_token(id("a")).unwrap();
+    // Now every token that closes the string repeats "a".
+    assert_eq!(allowed(&mut m), ["[", "]", ",", "a", "b", "a\""]);
+    // Rollback restores the set: back after `[`, "a" is free again.
+    m.rollback(4);
+    m.consume_token(id("\"")).unwrap();
+    m.consume_token(id("a\"")).unwrap();
+    m.consume_token(id("]")).unwrap();
+    assert!(m.compute_mask().unwrap().contains(eos));
+}

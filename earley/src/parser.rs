@@ -78,6 +78,10 @@ pub struct PositionKey {
     state: StateId,
     row: u64,
     fresh: bool,
+    /// With distinct phrases, a hash of the bytes of the lexeme in
+    /// progress: there the mask also depends on them (which member the
+    /// lexeme may still complete), not only on the lexer state.
+    lexeme: u64,
 }
 
 /// The parser position after one pushed byte, in 8 bytes (frames are
@@ -269,7 +273,8 @@ impl Parser {
     pub fn position_key(&self) -> PositionKey {
         let top = self.frames.last().copied().unwrap_or(Frame::new(StateId::DEAD, 0, true));
         let row = self.rows.get(top.row() as usize).map_or(0, |r| r.id);
-        PositionKey { state: top.state, row, fresh: top.fresh() }
+        let lexeme = if self.g.has_distinct { self.lexeme_hash(top) } else { 0 };
+        PositionKey { state: top.state, row, fresh: top.fresh(), lexeme }
     }
 
     /// Work counters since the parser was created.

@@ -180,7 +180,9 @@ fn json_key(text: &[u8]) -> String {
             Value::Object(m) => {
                 let mut members: Vec<String> = m
                     .iter()
-                    .map(|(k, v)| format!("{}:{}", serde_json::to_string(k).unwrap_or_default(), key(v)))
+                    .map(|(k, v)| {
+                        format!("{}:{}", serde_json::to_string(k).unwrap_or_default(), key(v))
+                    })
                     .collect();
                 members.sort_unstable();
                 format!("{{{}}}", members.join(","))

@@ -220,6 +220,13 @@ impl Parser {
         true
     }
 
+    /// A hash of the bytes of the lexeme in progress at frame `top` (the
+    /// top frame): from its row's offset to the end of the text.
+    pub(super) fn lexeme_hash(&self, top: Frame) -> u64 {
+        let from = self.rows.get(top.row() as usize).map_or(0, |r| r.offset as usize);
+        hash(&self.text[from.min(self.text.len())..])
+    }
+
     /// Keeps the text as long as the frames after `frames` changed
     /// without a byte (a special token, an end-of-sequence end).
     pub(super) fn sync_text(&mut self) {

@@ -744,4 +744,3 @@ fn objects_with_many_properties() {
         assert!(!accepts_text(&c, r#"{"p69":2,"p3":1,"p69":1}"#));
     }
 }
-

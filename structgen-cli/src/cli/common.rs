@@ -195,8 +195,10 @@ impl SchemaArgs {
             files.sort();
             for path in files {
                 let key = path.strip_prefix(dir).unwrap_or(&path);
-                let key: Vec<String> =
-                    key.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                let key: Vec<String> = key
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
                 docs.insert(&key.join("/"), read(&path)?);
             }
         }

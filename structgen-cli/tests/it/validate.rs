@@ -191,11 +191,7 @@ fn referenced_documents_come_from_ref_dir_and_ref() {
     std::fs::create_dir_all(&defs).unwrap();
     // By relative path (also from one referenced document to another), and
     // by `$id`.
-    write(
-        &defs,
-        "name.json",
-        r#"{"definitions": {"name": {"type": "string", "maxLength": 4}}}"#,
-    );
+    write(&defs, "name.json", r#"{"definitions": {"name": {"type": "string", "maxLength": 4}}}"#);
     write(&d, "age.json", r#"{"$id": "https://example.com/age", "type": "integer", "minimum": 0}"#);
     let refs = dir("refs-schema");
     let schema = write(

@@ -308,7 +308,12 @@ fn unique_items_masks_leave_out_the_tokens_that_repeat_an_item() {
     .unwrap();
     let id = |t: &str| TokenId(tokens.iter().position(|x| x == t).unwrap() as u32);
     let allowed = |m: &mut Matcher| -> Vec<String> {
-        m.compute_mask().unwrap().iter().filter(|&t| t != eos).map(|t| tokens[t.index()].clone()).collect()
+        m.compute_mask()
+            .unwrap()
+            .iter()
+            .filter(|&t| t != eos)
+            .map(|t| tokens[t.index()].clone())
+            .collect()
     };
     let mut m = Matcher::new(&vocab, &g).unwrap();
     m.consume_tokens(&[id("["), id("\"a\""), id(","), id("\"")]).unwrap();

@@ -24,7 +24,6 @@
 //! never forced: a loop offers the choice between going round again and
 //! leaving, i.e. two allowed bytes.
 
-
 use crate::error::ParseError;
 use crate::parser::Parser;
 

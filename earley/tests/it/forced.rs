@@ -77,7 +77,11 @@ fn forced_bytes_are_the_common_prefix_of_all_continuations() {
             // The one-search step answer is the complete one when bytes are
             // forced, else the quick one.
             let step = parser.forced_bytes_step(DEPTH).unwrap();
-            assert_eq!(&step, if forced.bytes.is_empty() { &quick } else { &forced }, "case {case}");
+            assert_eq!(
+                &step,
+                if forced.bytes.is_empty() { &quick } else { &forced },
+                "case {case}"
+            );
             assert_eq!(parser.position_key(), key, "case {case}: the parser moved");
             assert_eq!(parser.num_bytes(), prefix.len());
             let mut ls = Vec::new();

@@ -24,8 +24,6 @@
 //! never forced: a loop offers the choice between going round again and
 //! leaving, i.e. two allowed bytes.
 
-use lexer::Lexer;
-
 use crate::error::ParseError;
 use crate::parser::Parser;
 
@@ -111,19 +109,15 @@ pub struct ForcedBytes {
     pub special: bool,
 }
 
-/// One representative byte per lexer byte class, and whether the class has
-/// that one byte only.
-fn class_representatives(lexer: &Lexer) -> Vec<(u8, bool)> {
-    let n = lexer.num_byte_classes();
-    let mut reps: Vec<Option<(u8, bool)>> = vec![None; n];
-    for b in 0..=255u8 {
-        let c = lexer.byte_class(b);
-        match &mut reps[c] {
-            slot @ None => *slot = Some((b, true)),
-            Some((_, single)) => *single = false,
-        }
-    }
-    reps.into_iter().flatten().collect()
+/// How much of the allowed next bytes a forced-bytes search collects.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NextMode {
+    /// Every allowed byte after the forced bytes.
+    Complete,
+    /// Only until the answer is known.
+    Quick,
+    /// Every allowed byte when some bytes are forced, else as `Quick`.
+    WhenForced,
 }
 
 impl Parser {
@@ -139,7 +133,7 @@ impl Parser {
     /// A limit exceeded while exploring (the parser then stays in that
     /// error, as after any mask computation).
     pub fn forced_bytes(&mut self, max_bytes: usize) -> Result<ForcedBytes, ParseError> {
-        self.forced_bytes_with(max_bytes, true)
+        self.forced_bytes_with(max_bytes, NextMode::Complete)
     }
 
     /// Like [`forced_bytes`](Parser::forced_bytes), but stops looking at
@@ -150,13 +144,24 @@ impl Parser {
     /// # Errors
     /// As [`forced_bytes`](Parser::forced_bytes).
     pub fn forced_bytes_quick(&mut self, max_bytes: usize) -> Result<ForcedBytes, ParseError> {
-        self.forced_bytes_with(max_bytes, false)
+        self.forced_bytes_with(max_bytes, NextMode::Quick)
     }
 
-    fn forced_bytes_with(&mut self, max: usize, complete: bool) -> Result<ForcedBytes, ParseError> {
+    /// The answer of [`forced_bytes`](Parser::forced_bytes) when some bytes
+    /// are forced, else that of [`forced_bytes_quick`](Parser::forced_bytes_quick):
+    /// `next` is complete exactly when `bytes` is not empty. One search
+    /// where the two calls in a row would walk the forced bytes twice.
+    ///
+    /// # Errors
+    /// As [`forced_bytes`](Parser::forced_bytes).
+    pub fn forced_bytes_step(&mut self, max_bytes: usize) -> Result<ForcedBytes, ParseError> {
+        self.forced_bytes_with(max_bytes, NextMode::WhenForced)
+    }
+
+    fn forced_bytes_with(&mut self, max: usize, mode: NextMode) -> Result<ForcedBytes, ParseError> {
         self.check()?;
         let mut bytes = Vec::new();
-        let result = self.forced_loop(max, complete, &mut bytes);
+        let result = self.forced_loop(max, mode, &mut bytes);
         self.pop_bytes(bytes.len());
         let (stop, next, accepting, special, next_complete) = result?;
         Ok(ForcedBytes { bytes, stop, next, next_complete, accepting, special })
@@ -166,11 +171,9 @@ impl Parser {
     fn forced_loop(
         &mut self,
         max_bytes: usize,
-        complete: bool,
+        mode: NextMode,
         bytes: &mut Vec<u8>,
     ) -> Result<(ForcedStop, ByteSet, bool, bool, bool), ParseError> {
-        // One representative per lexer byte class, computed when first needed.
-        let mut reps: Vec<(u8, bool)> = Vec::new();
         loop {
             let accepting = self.is_accepting()?;
             let special = self.any_special_allowed();
@@ -186,6 +189,11 @@ impl Parser {
                     continue;
                 }
             }
+            let complete = match mode {
+                NextMode::Complete => true,
+                NextMode::Quick => false,
+                NextMode::WhenForced => !bytes.is_empty(),
+            };
             let mut next = ByteSet::EMPTY;
             if !complete && (accepting || special) {
                 let stop = if accepting { ForcedStop::Accepting } else { ForcedStop::Special };
@@ -194,27 +202,20 @@ impl Parser {
             // The single allowed byte so far, if its class has one byte.
             let mut only: Option<u8> = None;
             let mut allowed_classes = 0;
-            if reps.is_empty() {
-                reps = class_representatives(self.lexer());
-            }
-            for &(rep, single) in &reps {
+            // One representative per lexer byte class answers for the class.
+            for class in 0..self.lexer().num_byte_classes() {
+                let rep = self.lexer().class_representatives()[class];
                 if !self.try_consume_byte(rep)? {
                     continue;
                 }
                 self.pop_bytes(1);
                 allowed_classes += 1;
-                if single {
-                    next.insert(rep);
-                    only = Some(rep);
-                } else {
-                    let c = self.lexer().byte_class(rep);
-                    for b in 0..=255u8 {
-                        if self.lexer().byte_class(b) == c {
-                            next.insert(b);
-                        }
-                    }
-                    only = None;
+                let members = self.lexer().class_members(class);
+                for (w, m) in next.0.iter_mut().zip(members) {
+                    *w |= m;
                 }
+                let single = members.iter().map(|w| w.count_ones()).sum::<u32>() == 1;
+                only = if single { Some(rep) } else { None };
                 if !complete && (allowed_classes > 1 || only.is_none()) {
                     return Ok((ForcedStop::Branch, next, accepting, special, false));
                 }

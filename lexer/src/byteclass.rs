@@ -150,6 +150,16 @@ impl ByteClasses {
         }
         reps.into_iter().flatten().collect()
     }
+
+    /// The bytes of each class as a 256-bit set (bit `b % 64` of word
+    /// `b / 64`), in class order.
+    pub(crate) fn members(&self) -> Vec<[u64; 4]> {
+        let mut sets = vec![[0u64; 4]; self.len];
+        for b in 0..256 {
+            sets[self.class(b as u8)][b / 64] |= 1 << (b % 64);
+        }
+        sets
+    }
 }
 
 #[cfg(test)]
@@ -233,6 +243,16 @@ mod tests {
             prop_assert_eq!(fast.len, plain.len);
             // The same derivatives were taken: the expression sets agree.
             prop_assert_eq!(a.len(), b.len());
+            // Members and representatives agree with `class`, byte by byte.
+            let (members, reps) = (fast.members(), fast.representatives());
+            prop_assert_eq!(members.len(), fast.len);
+            for b in 0..=255u8 {
+                let c = fast.class(b);
+                prop_assert!(members[c][b as usize / 64] >> (b % 64) & 1 == 1);
+                let others = (0..fast.len).filter(|&d| d != c);
+                prop_assert!(others.into_iter().all(|d| members[d][b as usize / 64] >> (b % 64) & 1 == 0));
+                prop_assert!(reps[c] <= b);
+            }
         }
     }
 }

@@ -142,8 +142,11 @@ pub struct Lexer {
     /// applied): the first transition out of one that is proven cheaply
     /// teaches its lexeme a witness.
     searched: FxHashSet<u32>,
-    /// One byte per byte class (the witness discovery's alphabet).
+    /// One byte per byte class, the smallest, in class order (the witness
+    /// discovery's alphabet, and the forced-bytes search's).
     class_reps: Box<[u8]>,
+    /// The bytes of each class as a 256-bit set, in class order.
+    class_members: Box<[[u64; 4]]>,
     /// Derivatives proven non-empty by a witness (no search).
     witness_proofs: u64,
     /// Per dense state: how many of the last bytes are hidden stop text
@@ -240,6 +243,7 @@ impl Lexer {
         let mut deriv = DerivCache::new();
         let classes = ByteClasses::of_exprset(&mut exprs, &mut deriv);
         let class_reps = classes.representatives().into_boxed_slice();
+        let class_members = classes.members().into_boxed_slice();
         let mut lexer = Lexer {
             exprs,
             deriv,
@@ -261,6 +265,7 @@ impl Lexer {
             witnesses: vec![witness::Witnesses::default(); spec.len()],
             searched: FxHashSet::default(),
             class_reps,
+            class_members,
             witness_proofs: 0,
             hidden: Vec::new(),
         };
@@ -379,6 +384,19 @@ impl Lexer {
     #[inline]
     pub fn byte_class(&self, byte: u8) -> usize {
         self.classes.class(byte)
+    }
+
+    /// The smallest byte of each byte class, in class order (one byte
+    /// answers for its whole class).
+    pub fn class_representatives(&self) -> &[u8] {
+        &self.class_reps
+    }
+
+    /// The bytes of byte class `class` (below
+    /// [`num_byte_classes`](Lexer::num_byte_classes)) as a 256-bit set: bit
+    /// `b % 64` of word `b / 64` is byte `b`; empty for a class out of range.
+    pub fn class_members(&self, class: usize) -> [u64; 4] {
+        self.class_members.get(class).copied().unwrap_or([0; 4])
     }
 
     /// The number of states created so far (the dead state included).

@@ -420,10 +420,11 @@ impl Matcher {
             return Err(e.clone());
         }
         let refusals = self.fuel_refusals();
+        let before = self.parser.position_key();
         match self.try_step(token) {
             Ok(Some(step)) => {
                 self.steps.push(step);
-                self.forcing_consumed(token);
+                self.forcing_consumed(token, before);
                 if let Some(e) = self.refusal_error(refusals) {
                     return Err(self.fail(e));
                 }

@@ -1,5 +1,6 @@
 //! Forced bytes: on random small grammars they equal the longest common
-//! prefix of every continuation found by enumeration with the naive oracle;
+//! prefix of every continuation found by enumeration with the naive oracle
+//! (the quick, complete and step searches agree);
 //! EOS and whitespace loops are never forced; the parser is left unchanged.
 
 use earley::{ForcedStop, GrammarBuilder, Limits, Parser, SpecialToken};
@@ -73,6 +74,14 @@ fn forced_bytes_are_the_common_prefix_of_all_continuations() {
             assert!(forced.next_complete);
             assert_eq!((&quick.bytes, quick.stop), (&forced.bytes, forced.stop), "case {case}");
             assert!(quick.next.iter().all(|b| forced.next.contains(b)), "case {case}");
+            // The one-search step answer is the complete one when bytes are
+            // forced, else the quick one.
+            let step = parser.forced_bytes_step(DEPTH).unwrap();
+            assert_eq!(
+                &step,
+                if forced.bytes.is_empty() { &quick } else { &forced },
+                "case {case}"
+            );
             assert_eq!(parser.position_key(), key, "case {case}: the parser moved");
             assert_eq!(parser.num_bytes(), prefix.len());
             let mut ls = Vec::new();

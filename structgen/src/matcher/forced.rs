@@ -3,7 +3,7 @@
 //! [`coalesce::Coalescer`], and prompt-boundary healing.
 
 use coalesce::{Coalescer, Next, Refusal, Tail};
-use earley::ForcedBytes;
+use earley::{ForcedBytes, ForcedStop, PositionKey};
 use toktrie::{Recognizer, TokenId, TokenKind};
 
 use super::Step;
@@ -32,6 +32,33 @@ pub(crate) struct Forcing {
     heal_pos: usize,
     /// Healing bytes covered by the token being consumed.
     pending_heal: usize,
+    /// The last forced bytes computed, and the parser position they were
+    /// computed at (see [`ForcedCache`]).
+    cache: Option<ForcedCache>,
+}
+
+/// Forced bytes kept between steps, as llguidance keeps its forced bytes in
+/// the parser: most steps that force bytes are followed by a step at a
+/// position inside them (the forced tokens cover a prefix, or the sampled
+/// token does), whose forced bytes are the rest.
+///
+/// Invariant: `fb` is what [`earley::Parser::forced_bytes_step`] answers at
+/// the position `key` with the matcher's limit, except that `next` may be
+/// complete where that search would stop early (when `fb.bytes` is empty;
+/// [`Matcher::forced_bytes`] promises a complete `next` only when bytes
+/// are forced). Equal keys are equal parser positions (a row id names one
+/// computation of a row and every row below it), so a hit is exact.
+///
+/// Why the rest is exact after consuming a prefix `b` of `F = fb.bytes`:
+/// the search from the new position visits the positions the search from
+/// `key` visited after `b`, with the same answers there (they are the
+/// same parser positions), so it finds `F[b.len()..]` and the same stop,
+/// `next` and flags; only a search stopped by the byte limit could go
+/// further from the new position, so such a result is never advanced.
+#[derive(Clone, Debug)]
+struct ForcedCache {
+    key: PositionKey,
+    fb: ForcedBytes,
 }
 
 /// The answer of [`Matcher::forced_tokens`].
@@ -91,6 +118,7 @@ impl Forcing {
             heal: Vec::new(),
             heal_pos: 0,
             pending_heal: 0,
+            cache: None,
         }
     }
 
@@ -119,6 +147,7 @@ impl Matcher {
     pub fn set_max_forced_bytes(&mut self, max: usize) {
         if let Some(f) = &mut self.forcing {
             f.max_bytes = max;
+            f.cache = None;
         }
     }
 
@@ -144,14 +173,21 @@ impl Matcher {
                 special: false,
             });
         }
+        let key = self.parser.position_key();
+        if let Some(c) = self.forcing.as_ref().and_then(|f| f.cache.as_ref())
+            && c.key == key
+        {
+            return Ok(c.fb.clone());
+        }
         self.parser.begin_step();
-        // Most steps force nothing: find that out with the quick search,
-        // and compute every allowed next byte only when bytes are forced.
-        let r = self
-            .parser
-            .forced_bytes_quick(max)
-            .and_then(|f| if f.bytes.is_empty() { Ok(f) } else { self.parser.forced_bytes(max) });
-        r.map_err(|e| self.fail(e.into()))
+        // Most steps force nothing: the search stops as soon as that is
+        // known, and collects every allowed next byte only when bytes are
+        // forced.
+        let fb = self.parser.forced_bytes_step(max).map_err(|e| self.fail(e.into()))?;
+        if let Some(f) = self.forcing.as_mut() {
+            f.cache = Some(ForcedCache { key, fb: fb.clone() });
+        }
+        Ok(fb)
     }
 
     /// The tokens the grammar forces now, in the canonical tokenization
@@ -253,13 +289,32 @@ impl Matcher {
         self.forcing.as_ref().is_some_and(|f| f.heal_pos < f.heal.len())
     }
 
-    /// Records a consumed token in the tail (called after every step).
-    pub(super) fn forcing_consumed(&mut self, token: TokenId) {
+    /// Records a consumed token in the tail (called after every step, with
+    /// the parser position before it), and keeps the cached forced bytes
+    /// when the token spelled a prefix of them.
+    pub(super) fn forcing_consumed(&mut self, token: TokenId, before: PositionKey) {
+        let key = self.parser.position_key();
+        let bytes = match self.trie.kind(token) {
+            TokenKind::Ordinary => self.trie.token_bytes(token),
+            _ => None,
+        };
         if let Some(f) = &mut self.forcing {
             let heal = std::mem::take(&mut f.pending_heal);
             f.heal_pos += heal;
             f.history.push((token.0, heal));
             f.tail.push(f.coalescer.tokenizer(), token.0);
+            if let Some(c) = f.cache.as_mut()
+                && heal == 0
+                && c.key == before
+                && c.fb.stop != ForcedStop::Limit
+                && let Some(b) = bytes
+                && c.fb.bytes.starts_with(b)
+            {
+                c.fb.bytes.drain(..b.len());
+                c.key = key;
+            } else {
+                f.cache = None;
+            }
         }
     }
 

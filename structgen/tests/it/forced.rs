@@ -189,3 +189,92 @@ fn process_prompt_joins_the_forced_prefix() {
     // The grammar consumed its forced prefix: a name comes next.
     assert!(m.compute_mask().unwrap().contains(TokenId(tok.encode("Paul")[0])));
 }
+
+/// The forced bytes from scratch: a new matcher that consumed `tokens`
+/// without ever being asked for forced bytes.
+fn forced_from_scratch(g: &Grammar, tokens: &[TokenId]) -> earley::ForcedBytes {
+    let mut m = Matcher::new(&env().vocab, g).unwrap();
+    m.consume_tokens(tokens).unwrap();
+    m.forced_bytes().unwrap()
+}
+
+/// `text` as tokens: random chunks, each tokenized on its own, so that
+/// tokens end inside forced bytes at random places.
+fn random_tokens(rng: &mut rand::rngs::SmallRng, text: &str) -> Vec<TokenId> {
+    use rand::Rng;
+    let tok = &env().tok;
+    let (mut out, mut rest) = (Vec::new(), text);
+    while !rest.is_empty() {
+        let mut n = rng.random_range(1..=rest.len().min(6));
+        while !rest.is_char_boundary(n) {
+            n += 1;
+        }
+        out.extend(ids(tok.encode(&rest[..n])));
+        rest = &rest[n..];
+    }
+    out
+}
+
+#[test]
+fn forced_bytes_kept_between_steps_equal_the_computation_from_scratch() {
+    use rand::SeedableRng;
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "kind": {"enum": ["alpha", "alphabet", "beta"]},
+            "count": {"type": "integer"},
+            "tags": {"type": "array", "items": {"enum": ["red", "green"]}},
+            "inner": {"type": "object", "properties": {"ok": {"type": "boolean"}},
+                      "required": ["ok"], "additionalProperties": false}
+        },
+        "required": ["name", "kind", "count", "tags", "inner"],
+        "additionalProperties": false
+    });
+    let docs = [
+        r#"{"name":"Paul","kind":"alphabet","count":12,"tags":["red","green"],"inner":{"ok":true}}"#,
+        r#"{"name":"","kind":"beta","count":-3,"tags":[],"inner":{"ok":false}}"#,
+    ];
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(0xcace);
+    let (mut checked, mut nonempty) = (0, 0);
+    for options in [compact(), jsonschema::Options::llguidance_compat()] {
+        let spec = GrammarSpec::JsonSchema { schema: schema.clone(), options };
+        let g = Grammar::compile(&spec, &Default::default()).unwrap();
+        for doc in docs {
+            for round in 0..4 {
+                let tokens = if round == 0 {
+                    ids(env().tok.encode(doc))
+                } else {
+                    random_tokens(&mut rng, doc)
+                };
+                let mut m = Matcher::new(&env().vocab, &g).unwrap();
+                for i in 0..=tokens.len() {
+                    let fb = m.forced_bytes().unwrap();
+                    let scratch = forced_from_scratch(&g, &tokens[..i]);
+                    let show =
+                        |f: &earley::ForcedBytes| (f.bytes.clone(), f.stop, f.accepting, f.special);
+                    assert_eq!(show(&fb), show(&scratch), "{doc} after {i} tokens");
+                    if !fb.bytes.is_empty() {
+                        assert_eq!(fb.next, scratch.next, "{doc} after {i} tokens");
+                    }
+                    assert!(scratch.next.iter().all(|b| fb.next.contains(b)));
+                    // A second call at the same position is answered from the cache.
+                    assert_eq!(m.forced_bytes().unwrap(), fb);
+                    checked += 1;
+                    nonempty += usize::from(!fb.bytes.is_empty());
+                    if i < tokens.len() {
+                        m.consume_token(tokens[i]).unwrap();
+                    }
+                }
+                // Back to the middle: the answer there is the same again.
+                let half = tokens.len() / 2;
+                m.rollback(tokens.len() - half);
+                assert_eq!(
+                    m.forced_bytes().unwrap().bytes,
+                    forced_from_scratch(&g, &tokens[..half]).bytes
+                );
+            }
+        }
+    }
+    assert!(checked > 200 && nonempty > 50, "{checked} {nonempty}");
+}

@@ -13,6 +13,7 @@ use crate::grammar::{END, Grammar, GrammarInner, SpecialToken, SymbolKind};
 mod complete;
 mod options;
 mod permutation;
+mod split;
 pub use options::MaxTokensOutcome;
 use permutation::{PHRASE, PhraseStates};
 

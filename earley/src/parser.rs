@@ -16,6 +16,7 @@ mod json_value;
 mod options;
 mod permutation;
 mod recognize;
+mod split;
 pub use options::MaxTokensOutcome;
 use permutation::{PHRASE, PhraseStates};
 

@@ -10,11 +10,13 @@ mod bitmask;
 mod forced;
 mod options;
 mod sliced;
+mod split;
 mod strict;
 pub use bitmask::{BatchError, fill_bitmask_batch, fill_bitmask_rows};
 pub use forced::{DEFAULT_MAX_FORCED_BYTES, ForcedTokens};
 pub use options::Backtrack;
 pub use sliced::SlicerStats;
+pub use split::{DEFAULT_MAX_SPLITS, SplitStats};
 
 /// Why a matcher stopped or could not be created.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -200,6 +202,8 @@ pub struct Matcher {
     mask_key: Option<PositionKey>,
     /// The slicer, when on (see [`with_slicer`](Matcher::with_slicer)).
     slicer: Option<sliced::SlicerHook>,
+    /// Split masks by lexer state, for free text (see `matcher/split.rs`).
+    splits: split::SplitCache,
     /// Forced tokens, when the vocabulary has a tokenizer that supports
     /// them (see [`forced_tokens`](Matcher::forced_tokens)).
     forcing: Option<Box<forced::Forcing>>,
@@ -259,6 +263,7 @@ impl Matcher {
             status: Status::default(),
             mask_key: None,
             slicer: None,
+            splits: split::SplitCache::default(),
             forcing: None,
             options,
             refusals_as_errors: false,
@@ -348,7 +353,9 @@ impl Matcher {
                 // Distinct members (`uniqueItems`) are checked on the text,
                 // which only the byte-by-byte walk hands to the parser.
                 self.trie.compute_mask(&mut self.parser, &mut self.mask);
-            } else if !self.sliced_mask() {
+            } else if !self.sliced_mask()
+                && !self.splits.mask(&self.trie, &mut self.parser, &mut self.mask)
+            {
                 self.trie.compute_mask_by_state(&mut self.parser, &mut self.mask);
             }
         } else {
@@ -527,7 +534,8 @@ impl Matcher {
             let enabled = self.forcing.as_ref().is_none_or(|f| f.enabled);
             let slicer = self.slicer.as_ref().map(|h| h.slicer().clone());
             let stop = std::mem::take(&mut self.stop_tokens);
-            *self = fresh.with_slicer(slicer);
+            let max_splits = self.splits.max_splits();
+            *self = fresh.with_slicer(slicer).with_max_splits(max_splits);
             self.stop_tokens = stop;
             self.set_forcing(enabled);
             return Ok(());

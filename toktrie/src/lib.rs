@@ -13,6 +13,10 @@
 //!   a small `Copy` value: the walk keeps one state per depth and calls only
 //!   `step` ([`TokTrie::compute_mask_by_state`] and its variants; `DESIGN.md`,
 //!   "The walk by state").
+//! - [`SplitRecognizer`], [`TokTrie::split`] and
+//!   [`TokTrie::compute_mask_split`]: masks where almost every token is
+//!   allowed (free text) as a precomputed set plus the walks of a few
+//!   frontier nodes (`DESIGN.md`, "Split masks").
 //! - [`TokenSet`]: a set of ids as a bitset of `u64` words over a possibly
 //!   padded vocabulary; union, intersection, difference, popcount,
 //!   iteration, and [`apply_to_logits`](TokenSet::apply_to_logits).
@@ -100,12 +104,14 @@
 
 mod build;
 mod node;
+mod split;
 mod token_set;
 mod trie;
 mod walk;
 
 pub use build::{BuildError, TokTrieBuilder};
 pub use node::{MAX_NODES, MAX_TOKEN_LEN, MAX_VOCAB};
+pub use split::{Split, SplitLimits, SplitRecognizer};
 pub use token_set::{Iter, TokenSet};
 pub use trie::{NoTokenAt, SPECIAL_MARKER, TokTrie, TokenKind};
 

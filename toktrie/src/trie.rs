@@ -47,6 +47,9 @@ pub struct TokTrie {
     /// End-of-sequence ids, sorted, without repeats.
     eos: Vec<TokenId>,
     max_token_len: usize,
+    /// The tokens the nodes hold (every ordinary non-empty token but the
+    /// duplicates): the base set of split masks (`split.rs`).
+    pub(crate) node_tokens: TokenSet,
     /// `root_child[b]` is the index of the root's child for byte `b`, or 0.
     root_child: Box<[u32; 256]>,
 }
@@ -96,7 +99,14 @@ impl TokTrie {
             eos,
             max_token_len,
             root_child: Box::new([0; 256]),
+            node_tokens: TokenSet::new(vocab_size),
         };
+        for i in 0..trie.nodes.len() {
+            let t = trie.nodes[i].token();
+            if (t as usize) < vocab_size {
+                trie.node_tokens.insert(TokenId(t));
+            }
+        }
         let children: Vec<(u8, usize)> =
             trie.children(0).map(|c| (trie.nodes[c].byte(), c)).collect();
         for (b, c) in children {

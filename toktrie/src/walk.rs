@@ -85,8 +85,8 @@ impl TokTrie {
         mask: &mut TokenSet,
     ) {
         self.prepare(mask);
-        let start = r.start();
-        walk_subtree_by_state(self, r, mask.words_mut(), 0, start);
+        let mut stack = vec![r.start(); self.max_token_len() + 1];
+        walk_subtree_by_state(self, r, mask.words_mut(), 0, &mut stack);
         self.add_allowed_specials(mask, |id| r.special_allowed(id));
         r.walk_finished();
         self.finish(mask);
@@ -102,15 +102,19 @@ impl TokTrie {
     ) {
         let Some(node) = self.node_at(prefix) else { return };
         self.prepare(mask);
-        let start = r.start();
-        walk_subtree_by_state(self, r, mask.words_mut(), node, start);
+        let mut stack = vec![r.start(); self.max_token_len() + 1];
+        walk_subtree_by_state(self, r, mask.words_mut(), node, &mut stack);
         r.walk_finished();
         self.finish(mask);
     }
 
     /// Adds the special tokens `allowed` accepts to `mask` (specials are
     /// kept outside the byte trie, so no walk reaches them).
-    fn add_allowed_specials(&self, mask: &mut TokenSet, mut allowed: impl FnMut(TokenId) -> bool) {
+    pub(crate) fn add_allowed_specials(
+        &self,
+        mask: &mut TokenSet,
+        mut allowed: impl FnMut(TokenId) -> bool,
+    ) {
         for &(id, _) in &self.specials {
             if allowed(id) {
                 mask.insert(id);
@@ -119,7 +123,7 @@ impl TokTrie {
     }
 
     /// Grows `mask` to the vocabulary if needed, so the sink bit exists.
-    fn prepare(&self, mask: &mut TokenSet) {
+    pub(crate) fn prepare(&self, mask: &mut TokenSet) {
         if mask.len() < self.vocab_size {
             mask.resize(self.vocab_size);
         }
@@ -127,7 +131,7 @@ impl TokTrie {
 
     /// Clears the sink bit and copies each duplicate's membership from the
     /// token its node holds.
-    fn finish(&self, mask: &mut TokenSet) {
+    pub(crate) fn finish(&self, mask: &mut TokenSet) {
         let sink = self.vocab_size;
         mask.words_mut()[sink / 64] &= !(1u64 << (sink % 64));
         for &(primary, other) in &self.duplicates {
@@ -183,8 +187,10 @@ fn walk_subtree<R: Recognizer + ?Sized>(
 }
 
 /// Walks the subtree of node `root` (the root excluded) with a
-/// [`StateRecognizer`] started in `start`, setting the bit of every accepted
-/// node's token in `words` as [`walk_subtree`] does.
+/// [`StateRecognizer`] started in `stack[0]`, setting the bit of every
+/// accepted node's token in `words` as [`walk_subtree`] does. `stack` has
+/// at least `max_token_len + 1` states (the caller allocates it once for
+/// several walks).
 ///
 /// `stack[d]` holds the state after the node of depth `d` below `root` on
 /// the current path (`stack[0] = start`). A node of depth `d` steps from
@@ -193,16 +199,17 @@ fn walk_subtree<R: Recognizer + ?Sized>(
 /// or a rejected node. So climbing costs no call, and a state stored for a
 /// leaf (never read) costs one store instead of a branch.
 #[inline(always)]
-fn walk_subtree_by_state<R: StateRecognizer + ?Sized>(
+pub(crate) fn walk_subtree_by_state<R: StateRecognizer + ?Sized>(
     trie: &TokTrie,
     r: &mut R,
     words: &mut [u64],
     root: usize,
-    start: R::State,
+    stack: &mut [R::State],
 ) {
     let nodes = &trie.nodes[root..root + trie.nodes[root].size()];
-    // Depths below `root` are at most the longest token's length.
-    let mut stack = vec![start; trie.max_token_len() + 1];
+    // Depths below `root` are at most the longest token's length; the
+    // unchecked accesses below rely on the stack holding that many.
+    assert!(stack.len() > trie.max_token_len());
     let mut d = 1usize;
     let mut p = 1;
     while p < nodes.len() {
@@ -211,8 +218,9 @@ fn walk_subtree_by_state<R: StateRecognizer + ?Sized>(
         // SAFETY: `d` is the depth below `root` of node `p` (the builder's
         // `up` fields give the next node's depth, as the pop accounting of
         // `walk_subtree` relies on), so `1 <= d <= max_token_len` while `p`
-        // is inside the subtree: every node spells a prefix of a token. The
-        // checked indexes cost two compares and a register a node.
+        // is inside the subtree: every node spells a prefix of a token; and
+        // `stack.len() > max_token_len` (asserted above). The checked
+        // indexes cost two compares and a register a node.
         let parent = unsafe { *stack.get_unchecked(d - 1) };
         match r.step(parent, n.byte()) {
             Some(s) => {

@@ -9,6 +9,7 @@ mod builder;
 mod dfa;
 mod o200k;
 mod props;
+mod split;
 
 #[test]
 fn public_types_are_send_and_sync() {
@@ -20,4 +21,6 @@ fn public_types_are_send_and_sync() {
     check::<toktrie::BuildError>();
     check::<toktrie::NoTokenAt>();
     check::<toktrie::Iter<'static>>();
+    check::<toktrie::Split<u32>>();
+    check::<toktrie::SplitLimits>();
 }

@@ -9,16 +9,16 @@ use toktrie::{TokTrie, TokTrieBuilder, TokenId, TokenKind, TokenSet};
 use crate::dfa::Dfa;
 
 /// A few bytes, 0x00 and 0xFF included, so that paths collide often.
-const ALPHABET: &[u8] = &[b'a', b'b', b'c', 0x00, 0x80, 0xFF];
+pub(crate) const ALPHABET: &[u8] = &[b'a', b'b', b'c', 0x00, 0x80, 0xFF];
 
 #[derive(Clone, Debug)]
-enum Entry {
+pub(crate) enum Entry {
     Hole,
     Ordinary(Vec<u8>),
     Special { eos: bool },
 }
 
-fn entry() -> impl Strategy<Value = Entry> {
+pub(crate) fn entry() -> impl Strategy<Value = Entry> {
     prop_oneof![
         1 => Just(Entry::Hole),
         8 => prop::collection::vec(prop::sample::select(ALPHABET), 0..6).prop_map(Entry::Ordinary),
@@ -26,7 +26,7 @@ fn entry() -> impl Strategy<Value = Entry> {
     ]
 }
 
-fn build(entries: &[Entry]) -> TokTrie {
+pub(crate) fn build(entries: &[Entry]) -> TokTrie {
     let mut b = TokTrieBuilder::new().vocab_size(entries.len());
     for (i, e) in entries.iter().enumerate() {
         let id = TokenId(i as u32);

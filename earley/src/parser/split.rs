@@ -1,0 +1,32 @@
+//! The parser as a [`SplitRecognizer`]: its inner state is the lexer state
+//! of the lexeme in progress, and its inner steps are the lexer's plain
+//! transitions (the byte stays inside the lexeme, no lazy lexeme ends).
+//!
+//! [`Parser::step`](super::Parser) takes a plain transition to
+//! `top.within(next)` whatever the row, so the split's contract holds with
+//! `lift(start, s) = start.within(s)`. Bytes that end a lexeme, end a lazy
+//! one or are not cached yet as plain are left to the full step.
+
+use lexer::StateId;
+use toktrie::SplitRecognizer;
+
+use super::{Frame, Parser};
+
+impl SplitRecognizer for Parser {
+    type Inner = StateId;
+
+    fn inner(&mut self, state: Frame) -> StateId {
+        state.state
+    }
+
+    #[inline]
+    fn inner_step(&mut self, inner: StateId, byte: u8) -> Option<StateId> {
+        let next = self.lexer.next(inner, byte);
+        next.is_plain().then_some(next)
+    }
+
+    #[inline]
+    fn lift(&mut self, start: Frame, inner: StateId) -> Frame {
+        start.within(inner)
+    }
+}

@@ -1,0 +1,208 @@
+//! Split masks: a mask as a precomputed set plus a few small walks, for
+//! positions where almost every token is allowed (free text).
+//!
+//! A [`SplitRecognizer`] has an *inner* state (for the Earley parser: the
+//! lexer state of the lexeme in progress) whose steps do not depend on the
+//! rest of the position as long as the bytes stay inside the current unit.
+//! [`TokTrie::split`] walks the trie once with the inner steps only: the
+//! tokens whose every byte stays inside are allowed at every position with
+//! that inner state, whatever the rest; the nodes where an inner step gives
+//! up (the *frontier*) are left to the full recognizer.
+//! [`TokTrie::compute_mask_split`] then builds the mask of one position
+//! from the split: copy the inside set (the trie's token set minus a short
+//! list of outside words), step the full recognizer into each frontier node
+//! from its parent's state (lifted from the inner state) and walk that
+//! node's subtree as [`compute_mask_by_state`](TokTrie::compute_mask_by_state)
+//! would. The result is the same set: each token is decided on its own path,
+//! and on the inside part of that path the inner and full steps agree.
+
+use crate::trie::TokTrie;
+use crate::walk::walk_subtree_by_state;
+use crate::{StateRecognizer, TokenSet};
+
+/// A [`StateRecognizer`] with an inner state whose steps inside the current
+/// unit do not depend on the rest of the position.
+///
+/// Contract, for every start state `s` of a walk with `inner(s) = i0`:
+/// - if `inner_step(i0, b) = Some(j)` then `step(s, b) = Some(lift(s, j))`;
+/// - if `inner_step(i, b) = Some(j)` for an inner state `i` reached from
+///   `i0` by inner steps, then `step(lift(s, i), b) = Some(lift(s, j))`.
+///
+/// `inner_step` may give up (`None`) whenever it likes: the full `step`
+/// decides those bytes. It must answer the same for the same arguments
+/// every time (a split is reused at every position with the same inner
+/// state).
+pub trait SplitRecognizer: StateRecognizer {
+    /// The inner part of a state.
+    type Inner: Copy;
+
+    /// The inner part of `state`.
+    fn inner(&mut self, state: Self::State) -> Self::Inner;
+
+    /// The inner state after `byte`, when the byte stays inside the current
+    /// unit; `None` to leave the byte to [`step`](StateRecognizer::step).
+    fn inner_step(&mut self, inner: Self::Inner, byte: u8) -> Option<Self::Inner>;
+
+    /// The full state of a position reached from `start` by inner steps
+    /// ending in `inner`.
+    fn lift(&mut self, start: Self::State, inner: Self::Inner) -> Self::State;
+}
+
+/// Limits of [`TokTrie::split`]: a split past them is refused (`None`),
+/// since its mask would cost about as much as a plain walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SplitLimits {
+    /// The most frontier nodes (each costs one full step per mask).
+    pub max_frontier: usize,
+    /// The most mask words holding an outside token (each costs one word
+    /// operation per mask).
+    pub max_outside_words: usize,
+}
+
+impl SplitLimits {
+    /// Limits for a trie of `num_nodes` nodes and masks of `words` words:
+    /// at most 1,024 frontier nodes and an eighth of the words.
+    pub fn for_trie(trie: &TokTrie) -> SplitLimits {
+        SplitLimits { max_frontier: 1024, max_outside_words: trie.vocab_size() / 64 / 8 + 1 }
+    }
+}
+
+/// One node where an inner step gave up.
+#[derive(Clone, Copy, Debug)]
+struct Frontier<I> {
+    /// The node's index in the trie.
+    node: u32,
+    /// The inner state of its parent; `None` when the parent is the root
+    /// (the walk's start state itself).
+    parent: Option<I>,
+}
+
+/// The split of the trie at one inner state (see the module docs): the
+/// tokens allowed by inner steps alone, and the frontier nodes.
+#[derive(Clone, Debug)]
+pub struct Split<I> {
+    /// `(word index, bits)`: the trie's node tokens that are not inside,
+    /// in the words that have any (increasing word index).
+    outside: Vec<(u32, u64)>,
+    /// Nodes where an inner step gave up, in trie order.
+    frontier: Vec<Frontier<I>>,
+}
+
+impl<I> Split<I> {
+    /// The number of frontier nodes.
+    pub fn frontier_len(&self) -> usize {
+        self.frontier.len()
+    }
+
+    /// The number of mask words that hold an outside token.
+    pub fn outside_words(&self) -> usize {
+        self.outside.len()
+    }
+
+    /// Heap bytes held.
+    pub fn heap_size(&self) -> usize {
+        self.outside.capacity() * size_of::<(u32, u64)>()
+            + self.frontier.capacity() * size_of::<Frontier<I>>()
+    }
+}
+
+impl TokTrie {
+    /// Splits the trie at `r`'s inner state `start` (see the module docs):
+    /// one walk with [`inner_step`](SplitRecognizer::inner_step) only.
+    /// `None` when the split exceeds `limits`.
+    ///
+    /// Time: O(nodes visited by inner steps) plus O(V/64).
+    pub fn split<R: SplitRecognizer + ?Sized>(
+        &self,
+        r: &mut R,
+        start: R::Inner,
+        limits: &SplitLimits,
+    ) -> Option<Split<R::Inner>> {
+        let nodes = &self.nodes;
+        let mut inside = TokenSet::new(self.vocab_size);
+        let mut frontier = Vec::new();
+        // `stack[d]` is the inner state after the node of depth `d` on the
+        // current path (`stack[0]` the start), as in the walk by state.
+        let mut stack = vec![start; self.max_token_len() + 1];
+        let (mut d, mut p) = (1usize, 1usize);
+        while p < nodes.len() {
+            let n = nodes[p];
+            match r.inner_step(stack[d - 1], n.byte()) {
+                Some(s) => {
+                    stack[d] = s;
+                    inside.words_mut()[n.token() as usize / 64] |= 1 << (n.token() % 64);
+                    p += 1;
+                    d = (d + 1).wrapping_sub(n.up_if_leaf());
+                }
+                None => {
+                    if frontier.len() == limits.max_frontier {
+                        return None;
+                    }
+                    let parent = (d > 1).then(|| stack[d - 1]);
+                    frontier.push(Frontier { node: p as u32, parent });
+                    p += n.size();
+                    d = (d + 1).wrapping_sub(n.up());
+                }
+            }
+        }
+        let mut outside = Vec::new();
+        for (i, (&all, &ins)) in
+            self.node_tokens.as_words().iter().zip(inside.as_words()).enumerate()
+        {
+            let out = all & !ins;
+            if out != 0 {
+                if outside.len() == limits.max_outside_words {
+                    return None;
+                }
+                outside.push((i as u32, out));
+            }
+        }
+        Some(Split { outside, frontier })
+    }
+
+    /// Sets `mask` to the tokens `r` allows at its current position, from
+    /// `split`, the split at `r`'s current inner state: the same set as
+    /// [`compute_mask_by_state`](TokTrie::compute_mask_by_state).
+    ///
+    /// Time: O(V/64) word copies, plus one `step` per frontier node and the
+    /// walks of the accepted frontier nodes' subtrees.
+    pub fn compute_mask_split<R: SplitRecognizer + ?Sized>(
+        &self,
+        r: &mut R,
+        split: &Split<R::Inner>,
+        mask: &mut TokenSet,
+    ) {
+        self.prepare(mask);
+        {
+            let words = mask.words_mut();
+            let all = self.node_tokens.as_words();
+            words[..all.len()].copy_from_slice(all);
+            words[all.len()..].fill(0);
+            for &(i, out) in &split.outside {
+                words[i as usize] &= !out;
+            }
+        }
+        let start = r.start();
+        let mut stack = vec![start; self.max_token_len() + 1];
+        for f in &split.frontier {
+            let parent = match f.parent {
+                Some(i) => r.lift(start, i),
+                None => start,
+            };
+            let node = f.node as usize;
+            let n = self.nodes[node];
+            if let Some(s) = r.step(parent, n.byte()) {
+                let t = n.token() as usize;
+                mask.words_mut()[t / 64] |= 1 << (t % 64);
+                if n.size() > 1 {
+                    stack[0] = s;
+                    walk_subtree_by_state(self, r, mask.words_mut(), node, &mut stack);
+                }
+            }
+        }
+        self.add_allowed_specials(mask, |id| r.special_allowed(id));
+        r.walk_finished();
+        self.finish(mask);
+    }
+}

@@ -1,0 +1,155 @@
+//! Split masks against the per-token oracle: a recognizer whose state is a
+//! context and an inner DFA state; inner steps follow a random subset of
+//! the DFA's transitions, every other byte goes through a context-dependent
+//! table. A split made at one start is reused at starts with the same inner
+//! state and other contexts, as the matcher reuses it at other positions.
+
+use proptest::prelude::*;
+use toktrie::{
+    Split, SplitLimits, SplitRecognizer, StateRecognizer, TokTrie, TokenId, TokenKind, TokenSet,
+};
+
+use crate::props::{ALPHABET, Entry, build, entry};
+
+const STATES: u32 = 4;
+const CONTEXTS: u32 = 3;
+
+/// The full state: `(context, inner)`.
+type Full = (u32, u32);
+
+#[derive(Clone, Debug)]
+struct Machine {
+    /// `inner[s][k]`: the inner step from `s` on `ALPHABET[k]`, if any.
+    inner: Vec<Option<u32>>,
+    /// `outer[c][s][k]`: the full step when there is no inner step.
+    outer: Vec<Option<Full>>,
+    /// Special tokens allowed in context `c` (bit `c` of the value).
+    specials: Vec<u8>,
+}
+
+impl Machine {
+    fn step(&self, (c, s): Full, b: u8) -> Option<Full> {
+        let k = ALPHABET.iter().position(|&a| a == b)?;
+        match self.inner[s as usize * ALPHABET.len() + k] {
+            Some(j) => Some((c, j)),
+            None => self.outer[((c * STATES + s) as usize) * ALPHABET.len() + k],
+        }
+    }
+
+    fn oracle(&self, trie: &TokTrie, start: Full, len: usize) -> TokenSet {
+        let mut mask = TokenSet::new(len.max(trie.vocab_size()));
+        for id in 0..trie.vocab_size() as u32 {
+            let id = TokenId(id);
+            let allowed = match trie.kind(id) {
+                TokenKind::Ordinary => {
+                    let bytes = trie.token_bytes(id).unwrap();
+                    !bytes.is_empty()
+                        && bytes.iter().try_fold(start, |s, &b| self.step(s, b)).is_some()
+                }
+                TokenKind::Special => self.special(id, start.0),
+                _ => false,
+            };
+            if allowed {
+                mask.insert(id);
+            }
+        }
+        mask
+    }
+
+    fn special(&self, id: TokenId, context: u32) -> bool {
+        self.specials.get(id.index()).is_some_and(|bits| bits & (1 << context) != 0)
+    }
+}
+
+struct Run<'a> {
+    m: &'a Machine,
+    start: Full,
+    inner_steps: usize,
+}
+
+impl StateRecognizer for Run<'_> {
+    type State = Full;
+
+    fn start(&mut self) -> Full {
+        self.start
+    }
+
+    fn step(&mut self, state: Full, byte: u8) -> Option<Full> {
+        self.m.step(state, byte)
+    }
+
+    fn special_allowed(&mut self, token: TokenId) -> bool {
+        self.m.special(token, self.start.0)
+    }
+}
+
+impl SplitRecognizer for Run<'_> {
+    type Inner = u32;
+
+    fn inner(&mut self, state: Full) -> u32 {
+        state.1
+    }
+
+    fn inner_step(&mut self, inner: u32, byte: u8) -> Option<u32> {
+        self.inner_steps += 1;
+        let k = ALPHABET.iter().position(|&a| a == byte)?;
+        self.m.inner[inner as usize * ALPHABET.len() + k]
+    }
+
+    fn lift(&mut self, start: Full, inner: u32) -> Full {
+        (start.0, inner)
+    }
+}
+
+fn machine(vocab: usize) -> impl Strategy<Value = Machine> {
+    let cells = STATES as usize * ALPHABET.len();
+    (
+        prop::collection::vec(prop::option::weighted(0.6, 0..STATES), cells),
+        prop::collection::vec(
+            prop::option::weighted(0.5, (0..CONTEXTS, 0..STATES)),
+            cells * CONTEXTS as usize,
+        ),
+        prop::collection::vec(any::<u8>(), vocab),
+    )
+        .prop_map(|(inner, outer, specials)| Machine { inner, outer, specials })
+}
+
+fn case() -> impl Strategy<Value = (Vec<Entry>, Machine, u32, usize)> {
+    prop::collection::vec(entry(), 0..40).prop_flat_map(|entries| {
+        let n = entries.len();
+        (Just(entries), machine(n), 0..STATES, 0usize..70)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn split_mask_equals_oracle_at_every_context((entries, m, inner, pad) in case()) {
+        let trie = build(&entries);
+        let len = trie.vocab_size() + pad;
+        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let limits = SplitLimits::for_trie(&trie);
+        let split: Split<u32> = trie.split(&mut r, inner, &limits).unwrap();
+        // At most one inner step a node.
+        prop_assert!(r.inner_steps < trie.num_nodes().max(1));
+        prop_assert!(split.frontier_len() < trie.num_nodes().max(1));
+        for c in 0..CONTEXTS {
+            let mut r = Run { m: &m, start: (c, inner), inner_steps: 0 };
+            let mut mask = TokenSet::full(len);
+            trie.compute_mask_split(&mut r, &split, &mut mask);
+            prop_assert_eq!(&mask, &m.oracle(&trie, (c, inner), len), "context {}", c);
+        }
+    }
+
+    #[test]
+    fn split_past_its_limits_is_refused((entries, m, inner, _pad) in case()) {
+        let trie = build(&entries);
+        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let full = trie.split(&mut r, inner, &SplitLimits::for_trie(&trie)).unwrap();
+        let mut tight = SplitLimits::for_trie(&trie);
+        tight.max_frontier = full.frontier_len().saturating_sub(1);
+        let refused = trie.split(&mut r, inner, &tight).is_none();
+        prop_assert_eq!(refused, full.frontier_len() > 0);
+    }
+}

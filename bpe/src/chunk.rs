@@ -171,7 +171,10 @@ impl Tokenizer {
             pos += piece.len();
             let long = bt.filter(|bt| {
                 piece.len() >= LONG_PIECE.max(max_len + 1)
-                    && (!chars || piece.chars().all(|c| bt.char_has_token(c.encode_utf8(&mut [0; 4]).as_bytes())))
+                    && (!chars
+                        || piece
+                            .chars()
+                            .all(|c| bt.char_has_token(c.encode_utf8(&mut [0; 4]).as_bytes())))
             });
             match long {
                 Some(bt) => {

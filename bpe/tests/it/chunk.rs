@@ -217,7 +217,12 @@ proptest! {
 #[test]
 fn split_inside_sentencepiece_runs() {
     for tok in sentencepiece() {
-        for t in ["a".repeat(3000), " ".repeat(3000), "\u{2581}".repeat(900), format!("{}x", " ".repeat(500))] {
+        for t in [
+            "a".repeat(3000),
+            " ".repeat(3000),
+            "\u{2581}".repeat(900),
+            format!("{}x", " ".repeat(500)),
+        ] {
             for n in [1, 7, 50, 300] {
                 assert_eq!(tok.split_at_tokens(&t, n), exhaustive_split(tok, &t, n), "n = {n}");
             }

@@ -298,5 +298,8 @@ fn sparse_ids_are_refused_before_any_table() {
     // The same for tokenizer.json: an added token far out.
     let json = br#"{"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":[]},"added_tokens":[{"id":16000000,"content":"<x>"}]}"#;
     let e = Tokenizer::from_tokenizer_json(json).unwrap_err();
-    assert!(matches!(&e, LoadError::Token { token, message } if token == "<x>" && message.contains("limit of 65542")), "{e}");
+    assert!(
+        matches!(&e, LoadError::Token { token, message } if token == "<x>" && message.contains("limit of 65542")),
+        "{e}"
+    );
 }

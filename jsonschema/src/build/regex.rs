@@ -82,7 +82,8 @@ impl Compiler<'_> {
         checked?;
         let width = lexer::repeat_width(&ast);
         if width > 1 {
-            let site = crate::WidePattern { pointer: ptr.to_owned(), keyword: kw.to_owned(), width };
+            let site =
+                crate::WidePattern { pointer: ptr.to_owned(), keyword: kw.to_owned(), width };
             self.wide_patterns.push(site);
         }
         Ok(ast)

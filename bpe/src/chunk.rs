@@ -63,20 +63,25 @@ impl Tokenizer {
     /// the full count at the end; once it passes `limit` the full count does
     /// too. The work is proportional to the part of `text` read.
     pub fn count_till_limit(&self, text: &str, limit: usize) -> Option<usize> {
+        self.count_normalized_till_limit(&self.normalize(text), limit)
+    }
+
+    /// [`count_till_limit`](Self::count_till_limit) of text already
+    /// normalized.
+    fn count_normalized_till_limit(&self, norm: &str, limit: usize) -> Option<usize> {
         let mut n = 0usize;
         let mut buf = Vec::new();
-        let mut over = false;
-        let norm = self.normalize(text);
-        for piece in self.pattern.split(&norm) {
-            if over {
-                break;
-            }
+        for piece in self.pattern.split(norm) {
+            #[cfg(test)]
+            work::add(piece.len());
             buf.clear();
             self.model.encode_piece(&self.tokens, piece.as_bytes(), &mut buf);
             n += buf.len();
-            over = n > limit;
+            if n > limit {
+                return None;
+            }
         }
-        (!over).then_some(n)
+        Some(n)
     }
 
     /// Whether prefixes can be re-tokenized from a piece boundary (no
@@ -99,6 +104,14 @@ impl Tokenizer {
     /// from the piece's prefix table in `O(1)`; other candidates re-encode
     /// from their safe boundary, usually a word or two. Cost: linear in the
     /// bytes read for runs and prose.
+    ///
+    /// SentencePiece-style tokenizers (a `▁` normalizer and a prefix space,
+    /// no split pattern or splits at spaces) normalize the window once:
+    /// every prefix of the text normalizes to a prefix of the normalized
+    /// window, so the same search runs there, with cuts mapped back. Their
+    /// pieces are cut anywhere without changing the pieces before
+    /// (`[^ ]+| +[^ ]*`, or the whole text), so each long piece's prefix
+    /// table counts every cut inside it.
     pub fn split_at_tokens(&self, text: &str, max_tokens: usize) -> usize {
         let max_len = self.max_token_len().max(1);
         // Every token covers at most `max_len` bytes of normalized text, and
@@ -107,6 +120,38 @@ impl Tokenizer {
         let shrink = if self.normalizer_is_identity() { 1 } else { 3 };
         let cap = max_tokens.saturating_add(1).saturating_mul(max_len).saturating_mul(shrink);
         let text = &text[..floor_char_boundary(text, cap.min(text.len()))];
+        if self.restartable() {
+            return self.split_normalized(text, 0, max_tokens);
+        }
+        if !text.is_empty() && self.normalizer.is_prefix_stable(text) {
+            let norm = self.normalize(text);
+            // The prefix space, when normalization put one in front.
+            let lo = norm.len() - self.normalizer.replaced_len(text);
+            let cut = self.split_normalized(&norm, lo, max_tokens);
+            return self.normalizer.original_offset(text, cut - lo);
+        }
+        // No restart: every candidate is counted from the start.
+        let mut p = text.len();
+        while p > 0 {
+            while !text.is_char_boundary(p) {
+                p -= 1;
+            }
+            if p.div_ceil(max_len * shrink) <= max_tokens
+                && self.count_till_limit(&text[..p], max_tokens).is_some()
+            {
+                return p;
+            }
+            p -= 1;
+        }
+        0
+    }
+
+    /// [`split_at_tokens`](Self::split_at_tokens) on normalized text whose
+    /// cuts may fall at `lo` or later (`lo` is the length of a prefix space
+    /// the normalizer added: cutting there is the empty text). Returns `lo`
+    /// when no longer prefix fits.
+    fn split_normalized(&self, text: &str, lo: usize, max_tokens: usize) -> usize {
+        let max_len = self.max_token_len().max(1);
         // Full-text piece boundaries with the tokens before them, and the
         // position from which each boundary is safe.
         let mut bounds: Vec<(usize, usize, usize)> = vec![(0, 0, 0)]; // (b, C(b), safe_from)
@@ -114,42 +159,59 @@ impl Tokenizer {
         let mut buf = Vec::new();
         let mut total = 0usize;
         let mut top = text.len();
-        if self.restartable() {
-            let bt = self.model.byte_backtracker(&self.tokens);
-            let mut pos = 0;
-            for piece in self.pattern.split(text) {
-                let x = pos;
-                pos += piece.len();
-                match bt.filter(|_| piece.len() >= LONG_PIECE.max(max_len + 1)) {
-                    Some(bt) => {
-                        let budget = max_tokens - total;
-                        let long = LongPiece::new(self, bt, text, x, pos, total, budget);
-                        total += long.count_or_floor(pos - x);
-                        longs.push(long);
-                    }
-                    None => {
-                        buf.clear();
-                        self.model.encode_piece(&self.tokens, piece.as_bytes(), &mut buf);
-                        total += buf.len();
-                    }
+        // Character symbols (SentencePiece-style): a prefix table needs every
+        // character of the piece to be a token (the encoder cuts runs at
+        // the others).
+        let chars = matches!(self.model.symbols, crate::model::Symbols::Chars { .. });
+        let bt = self.model.backtracker(&self.tokens);
+        let pieces_stay = matches!(self.pattern, Pattern::SentencePiece | Pattern::Whole);
+        let mut pos = 0;
+        for piece in self.pattern.split(text) {
+            let x = pos;
+            pos += piece.len();
+            let long = bt.filter(|bt| {
+                piece.len() >= LONG_PIECE.max(max_len + 1)
+                    && (!chars
+                        || piece
+                            .chars()
+                            .all(|c| bt.char_has_token(c.encode_utf8(&mut [0; 4]).as_bytes())))
+            });
+            match long {
+                Some(bt) => {
+                    let budget = max_tokens - total;
+                    let long = LongPiece::new(self, bt, text, x, pos, total, budget);
+                    total += long.count_or_floor(pos - x);
+                    longs.push(long);
                 }
-                let safe = safe_from(text, pos);
-                bounds.push((pos, total, safe));
-                if total > max_tokens {
-                    // Every p >= safe has count >= total > max_tokens.
-                    top = safe.saturating_sub(1).min(text.len());
-                    break;
+                None => {
+                    #[cfg(test)]
+                    work::add(piece.len());
+                    buf.clear();
+                    self.model.encode_piece(&self.tokens, piece.as_bytes(), &mut buf);
+                    total += buf.len();
                 }
             }
-            if total <= max_tokens && bounds.last().is_some_and(|b| b.0 == text.len()) {
-                return text.len();
+            // A SentencePiece boundary is safe at once: the pieces before it
+            // end there in every longer prefix.
+            let safe = if pieces_stay { pos } else { safe_from(text, pos) };
+            bounds.push((pos, total, safe));
+            if total > max_tokens {
+                // Every p >= safe has count >= total > max_tokens.
+                top = safe.saturating_sub(1).min(text.len());
+                break;
             }
+        }
+        if total <= max_tokens && bounds.last().is_some_and(|b| b.0 == text.len()) {
+            return text.len();
         }
         let mut p = top;
         let mut k = bounds.len();
-        while p > 0 {
+        while p > lo {
             while !text.is_char_boundary(p) {
                 p -= 1;
+            }
+            if p <= lo {
+                break;
             }
             if let Some(long) = longs.iter().rev().find(|l| l.x < p && p < l.y)
                 && let Some((n, lowest)) = long.deep_count(self.pattern, text, p, max_len)
@@ -171,14 +233,14 @@ impl Tokenizer {
             let (b, c, _) = bounds[k - 1];
             let lower = c + (p - b).div_ceil(max_len);
             if lower <= max_tokens
-                && let Some(n) = self.count_till_limit(&text[b..p], max_tokens - c)
+                && let Some(n) = self.count_normalized_till_limit(&text[b..p], max_tokens - c)
                 && c + n <= max_tokens
             {
                 return p;
             }
             p -= 1;
         }
-        0
+        lo
     }
 
     /// Cuts `text` into consecutive chunks of at most `max_tokens` tokens
@@ -354,6 +416,8 @@ impl LongPiece {
         let mut end = x;
         while end < y {
             end = (end + TABLE_STEP).min(y);
+            #[cfg(test)]
+            work::add(end - x - table.len());
             table.extend(bt, &tok.model, &tok.tokens, text.as_bytes(), end);
             let k = end - x;
             if end < y && k >= max_len {
@@ -420,6 +484,18 @@ impl LongPiece {
         let min_p = self.x + max_len.max(4 * DEEP_CHARS) + 1;
         if p < min_p {
             return None;
+        }
+        if matches!(pattern, Pattern::SentencePiece | Pattern::Whole) {
+            // Any cut keeps the piece one piece (`[^ ]+` and ` +[^ ]*` are
+            // closed under prefixes, as is the whole text) and leaves the
+            // pieces before it alone.
+            let k = p - self.x;
+            if k <= self.table.len() {
+                return Some((self.before + self.table.count(k), p));
+            }
+            let floor = self.floor.unwrap_or(usize::MAX - self.before);
+            let lowest = (self.x + self.table.len() + 1).max(min_p);
+            return Some((self.before + floor, lowest.min(p)));
         }
         let c = text[p..].chars().next()?;
         let class = run_class(pattern, c)?;
@@ -514,5 +590,77 @@ fn run_class(pattern: Pattern, c: char) -> Option<RunClass> {
             }
         }
         Pattern::Whole | Pattern::SentencePiece => None,
+    }
+}
+
+/// Bytes encoded from scratch by the chunker in this thread (tests only):
+/// the work that makes a search linear or quadratic, counted instead of
+/// timed.
+#[cfg(test)]
+pub(crate) mod work {
+    use std::cell::Cell;
+
+    thread_local! {
+        static BYTES: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub(crate) fn add(n: usize) {
+        BYTES.with(|b| b.set(b.get() + n as u64));
+    }
+
+    /// The bytes counted so far (and the counter reset).
+    pub(crate) fn take() -> u64 {
+        BYTES.with(|b| b.replace(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The SentencePiece-style vocabularies of the shared corpora.
+    fn sentencepiece() -> Vec<(&'static str, Tokenizer)> {
+        let Some(dir) = testkit::data_dir_or_skip("chunking with SentencePiece vocabularies")
+        else {
+            return Vec::new();
+        };
+        ["llama2", "mistral03"]
+            .into_iter()
+            .map(|name| {
+                let file = dir.join(format!("tokenizers/{name}.tokenizer.json.gz"));
+                (name, Tokenizer::from_tokenizer_json(&testkit::read(&file)).unwrap())
+            })
+            .collect()
+    }
+
+    /// Runs of one character with a SentencePiece-style vocabulary: the
+    /// chunker encodes each byte a bounded number of times (the prefix
+    /// table of the run, plus a few short candidates per chunk), where it
+    /// used to re-encode the prefix for every candidate cut (`5 MB` of `a`
+    /// took over 100 s in a release build).
+    #[test]
+    fn chunking_sentencepiece_runs_is_linear_work() {
+        for (name, tok) in sentencepiece() {
+            assert!(!tok.restartable(), "{name}: the prefix space makes it a special case");
+            for c in ["a", " ", "\u{2581}", "é"] {
+                let text = c.repeat(200_000 / c.len());
+                work::take();
+                let chunks = tok.chunks(&text, 500, Boundary::Char);
+                let work = work::take();
+                assert_eq!(chunks.last().map(|c| c.range.end), Some(text.len()));
+                for ch in &chunks {
+                    assert!(ch.tokens <= 500, "{name} {c:?}: {ch:?}");
+                }
+                // The first chunk is the longest that fits.
+                let first = chunks[0].range.end;
+                assert!(tok.count(&text[..first + c.len()]) > 500, "{name} {c:?}");
+                assert!(
+                    work <= 3 * text.len() as u64,
+                    "{name} {c:?}: {work} bytes encoded for {} bytes in {} chunks",
+                    text.len(),
+                    chunks.len()
+                );
+            }
+        }
     }
 }

@@ -316,6 +316,14 @@ impl Tokenizer {
         for (&id, content) in &added {
             owned.push((id, content.as_bytes().to_vec(), Kind::Special));
         }
+        // Before any per-id table: the ids may not be much sparser than
+        // the tokens (`vocab::max_id_span`).
+        if let Some(last) = owned.iter().max_by_key(|e| e.0)
+            && let Err(message) = crate::vocab::check_id_span(owned.len(), last.0)
+        {
+            let token = String::from_utf8_lossy(&last.1).into_owned();
+            return Err(LoadError::Token { token, message });
+        }
         let mut entries: Vec<(u32, &[u8], Kind)> =
             owned.iter().map(|(id, b, k)| (*id, b.as_slice(), *k)).collect();
         let tokens = Tokens::new(&mut entries);

@@ -78,7 +78,8 @@ impl PrefixTable {
             // a run (of spaces, of one letter) the last token usually grows
             // byte by byte, and the longest candidates all fail. Any order
             // is exact (one candidate passes).
-            let grown = (k > 0).then(|| (k - tokens.token_len(self.last[k])) as u32);
+            let grown = (k > 0 && self.last[k] != NONE)
+                .then(|| (k - tokens.token_len(self.last[k])) as u32);
             let first = grown.and_then(|g| self.active.iter().position(|&(k0, _)| k0 == g));
             let order =
                 first.into_iter().chain((0..self.active.len()).filter(|&r| Some(r) != first));
@@ -89,6 +90,10 @@ impl PrefixTable {
                     continue;
                 }
                 let k0 = k0 as usize;
+                if k0 != 0 && self.last[k0] == NONE {
+                    // Inside a character: no token ends there.
+                    continue;
+                }
                 if k0 == 0
                     || bt.pair_compatible(model, tokens, text, self.start + k0, self.last[k0], t)
                 {
@@ -96,12 +101,21 @@ impl PrefixTable {
                     break;
                 }
             }
-            // Some candidate always passes (the BPE output of the prefix ends
-            // with a valid token); the single byte keeps the table total.
-            debug_assert!(chosen.0 != NONE, "no compatible last token");
+            // Some candidate always passes at a symbol boundary (the BPE
+            // output of the prefix ends with a valid token). With character
+            // symbols (SentencePiece-style) no token ends inside a
+            // multi-byte character: such a position keeps no token and the
+            // count of the character boundary before it; callers ask only
+            // at character boundaries.
             if chosen.0 == NONE {
-                chosen = (bt.step(ROOT, b), k);
-                chosen.0 = bt.node_token(model, tokens, chosen.0);
+                let n = bt.step(ROOT, b);
+                let single = if n == NONE { NONE } else { bt.node_token(model, tokens, n) };
+                if single == NONE {
+                    self.last.push(NONE);
+                    self.depth.push(self.depth[k]);
+                    continue;
+                }
+                chosen = (single, k);
             }
             let (t, k0) = chosen;
             self.last.push(t);

@@ -71,12 +71,15 @@
 //! admit ([`Tokenizer::has_linear_encoder`] tells). Memory while encoding is
 //! linear in the longest piece (a few bytes per byte: 100 MB of one letter
 //! through Llama-3 peaks at about 65 MB above the text).
-//! Loading is linear in the file size; the first long piece adds the trie
+//! Loading is linear in the file size (ids may span at most twice the
+//! tokens plus 65,536, so per-id tables stay proportional to the file: a
+//! sparser vocabulary is a [`LoadError`]); the first long piece adds the trie
 //! build, `O(V log V)` (and, for a vocabulary that is not embedded, settling
 //! every token: `O(V * L)` lookups). `split_at_tokens` reads at most
 //! `(n_tokens + 1) * L` bytes and re-encodes the last pieces, except inside a
 //! long piece, where cuts within a run of one character class are counted
-//! from a prefix table: linear on runs (see `DESIGN.md`, "Budgets"). The incremental encoders cost `O(1)`
+//! from a prefix table: linear on runs, SentencePiece-style tokenizers
+//! (Llama-2, Mistral) included (see `DESIGN.md`, "Budgets"). The incremental encoders cost `O(1)`
 //! amortized per appended or prepended byte plus the open word when read;
 //! inside one huge open piece each settling re-scans it. Interval counting:
 //! `O(n)` preprocessing (long pieces: a table step per byte), then a few

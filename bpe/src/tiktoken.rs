@@ -87,6 +87,20 @@ impl Tokenizer {
         if parsed.is_empty() {
             return Err(LoadError::Tiktoken { line: 1, message: "the file has no ranks".into() });
         }
+        // Before any per-id table: the ids may not be much sparser than
+        // the tokens (a lone rank near the cap would cost gigabytes).
+        let largest = parsed.iter().max_by_key(|e| e.rank).map_or(0, |e| e.rank);
+        let largest_special = specials.iter().map(|s| s.1).max().unwrap_or(0);
+        let count = parsed.len() + specials.len();
+        if largest_special > largest {
+            if let Err(message) = crate::vocab::check_id_span(count, largest_special) {
+                let token = specials.iter().find(|s| s.1 == largest_special).map_or("", |s| s.0);
+                return Err(LoadError::Token { token: token.to_owned(), message });
+            }
+        } else if let Err(message) = crate::vocab::check_id_span(count, largest) {
+            let line = parsed.iter().find(|e| e.rank == largest).map_or(1, |e| e.line);
+            return Err(LoadError::Tiktoken { line, message });
+        }
         // The line where each rank first appears (0: not yet).
         let mut seen_rank =
             vec![0usize; parsed.iter().map(|e| e.rank as usize + 1).max().unwrap_or(0)];

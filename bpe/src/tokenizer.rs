@@ -55,6 +55,48 @@ impl Normalizer {
         !self.nfc && !self.metaspace && self.prefix == Prefix::Never
     }
 
+    /// Whether normalizing every prefix of `text` gives the prefix of
+    /// `text` normalized (for a prefix of at least one character): each
+    /// character is replaced on its own (`▁` by a space) and the prefix
+    /// space depends on the first character only. NFC changes sequences of
+    /// characters, except on text it leaves alone, which its quick check
+    /// answers for every prefix at once (the check runs left to right over
+    /// per-character properties). The chunker splits such text after
+    /// normalizing it once.
+    pub(crate) fn is_prefix_stable(&self, text: &str) -> bool {
+        !self.nfc
+            || unicode_normalization::is_nfc_quick(text.chars())
+                == unicode_normalization::IsNormalized::Yes
+    }
+
+    /// The length of `text` after its characters are normalized (`▁` to a
+    /// space), without the prefix space: `text[..i]` becomes this many
+    /// bytes. For text where [`is_prefix_stable`](Self::is_prefix_stable)
+    /// holds.
+    pub(crate) fn replaced_len(&self, text: &str) -> usize {
+        if !self.metaspace {
+            return text.len();
+        }
+        text.len() - 2 * text.matches('\u{2581}').count()
+    }
+
+    /// The byte offset in `text` whose prefix normalizes (characters only,
+    /// as [`replaced_len`](Self::replaced_len)) to `len` bytes: the inverse
+    /// of `replaced_len` on character boundaries.
+    pub(crate) fn original_offset(&self, text: &str, len: usize) -> usize {
+        if !self.metaspace {
+            return len;
+        }
+        let mut n = 0;
+        for (i, c) in text.char_indices() {
+            if n >= len {
+                return i;
+            }
+            n += if c == '\u{2581}' { 1 } else { c.len_utf8() };
+        }
+        text.len()
+    }
+
     /// `seg` normalized; `first` when it starts the text (a special token
     /// or nothing before it decides `Prefix::IfNoSpaceFirst`), `prefix`
     /// false for a continuation (no prefix space whatever the rule).

@@ -15,6 +15,34 @@ use rustc_hash::FxHasher;
 /// of gigabytes.
 pub(crate) const MAX_ID: u32 = (1 << 24) - 1;
 
+/// The most ids a vocabulary of `tokens` tokens may span (its largest id
+/// plus one): twice its tokens plus 65,536.
+///
+/// Every per-id table is dense (token offsets and kinds here, the linear
+/// encoder's facts, a mask's bits), about 45 bytes an id, so a rank file of
+/// 257 lines whose last rank is 16,777,215 took 3.9 s and 610 MB to load
+/// and encode. Real vocabularies are dense (o200k_base spans 200,019 ids for
+/// 200,000 tokens, Llama-3 128,256 for 128,256); the allowance leaves room
+/// for reserved ranges and padding, and keeps a file's cost proportional to
+/// its size.
+pub(crate) fn max_id_span(tokens: usize) -> usize {
+    tokens.saturating_mul(2).saturating_add(1 << 16)
+}
+
+/// `Err` with a message when ids up to `largest` span more than
+/// [`max_id_span`] for `tokens` tokens.
+pub(crate) fn check_id_span(tokens: usize, largest: u32) -> Result<(), String> {
+    let span = largest as usize + 1;
+    let max = max_id_span(tokens);
+    if span <= max {
+        return Ok(());
+    }
+    Err(format!(
+        "id {largest} makes the vocabulary span {span} ids for {tokens} tokens, more than \
+         the limit of {max} (twice the tokens plus 65,536: tables are indexed by id)"
+    ))
+}
+
 /// What an id in the vocabulary is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {

@@ -35,6 +35,7 @@ pub fn load(data: &Path, target: Target) -> Vec<Vec<u8>> {
             }
         }
         Target::TokenizerJson | Target::Tiktoken => {}
+        Target::Trace => traces(&data.join("traces"), &mut out),
     }
     if target == Target::Matcher {
         // A grammar, the separator, a short token stream.
@@ -45,6 +46,25 @@ pub fn load(data: &Path, target: Target) -> Vec<Vec<u8>> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The first lines of each gzipped trace, in windows of eight requests
+/// (a whole trace is megabytes; the mutants stay small).
+fn traces(dir: &Path, out: &mut Vec<Vec<u8>>) {
+    use std::io::Read;
+    let mut gz = Vec::new();
+    files(dir, "gz", &mut gz);
+    for bytes in gz {
+        let mut text = Vec::new();
+        let reader = flate2::read::GzDecoder::new(bytes.as_slice());
+        if reader.take(64 << 10).read_to_end(&mut text).is_err() && text.is_empty() {
+            continue;
+        }
+        let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').take(64).collect();
+        for window in lines.chunks(8) {
+            out.push(window.join(&b'\n'));
+        }
+    }
 }
 
 fn files(dir: &Path, ext: &str, out: &mut Vec<Vec<u8>>) {

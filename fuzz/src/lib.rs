@@ -7,7 +7,9 @@
 //! and tiktoken loaders (then an encode/decode round trip), and the
 //! [`Matcher`](structgen::Matcher) on a grammar and a token stream (masks
 //! agree with `consume_token`, `rollback` restores the exact mask, no
-//! panic). A run that panics or breaks one of those properties is a
+//! panic), and the Mooncake trace reader of `structgen cache-sim` (then a
+//! small simulation of what it accepted, audited: every KV slot freed
+//! once, hits within the prompt tokens). A run that panics or breaks one of those properties is a
 //! [`Failure`]; an error returned by the library is the expected answer
 //! to bad input.
 //!
@@ -62,11 +64,14 @@ pub enum Target {
     Tiktoken,
     /// A matcher: a Lark grammar, a `0xFF` byte, then a token stream.
     Matcher,
+    /// Mooncake traces (JSON lines) read by `structgen cache-sim`, then
+    /// simulated.
+    Trace,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 7] = [
+    pub const ALL: [Target; 8] = [
         Target::Lark,
         Target::Gbnf,
         Target::Regex,
@@ -74,10 +79,11 @@ impl Target {
         Target::TokenizerJson,
         Target::Tiktoken,
         Target::Matcher,
+        Target::Trace,
     ];
 
     /// The name on the command line (`lark`, `gbnf`, `regex`,
-    /// `json-schema`, `tokenizer-json`, `tiktoken`, `matcher`).
+    /// `json-schema`, `tokenizer-json`, `tiktoken`, `matcher`, `trace`).
     pub fn name(self) -> &'static str {
         match self {
             Target::Lark => "lark",
@@ -87,6 +93,7 @@ impl Target {
             Target::TokenizerJson => "tokenizer-json",
             Target::Tiktoken => "tiktoken",
             Target::Matcher => "matcher",
+            Target::Trace => "trace",
         }
     }
 

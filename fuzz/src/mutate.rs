@@ -252,6 +252,26 @@ pub(crate) fn dictionary(target: Target) -> &'static [&'static str] {
             "\"id\"",
             "\"content\"",
         ],
+        Target::Trace => &[
+            "{\"timestamp\": ",
+            "\"input_length\": ",
+            "\"output_length\": ",
+            "\"hash_ids\": [",
+            "]}\n",
+            ", ",
+            "0",
+            "511",
+            "512",
+            "513",
+            "8388607",
+            "18446744073709551615",
+            "-1",
+            "1e3",
+            "null",
+            "\n",
+            "{",
+            "}",
+        ],
         Target::Tiktoken => {
             &["YQ== 0\n", "Yg== 1\n", " ", "\n", "=", "==", "-1", "4294967295", "AA==", "/w==", "+"]
         }

@@ -53,7 +53,51 @@ pub(crate) fn run(target: Target, input: &[u8]) -> Result<bool, String> {
             Err(_) => Ok(false),
         },
         Target::Matcher => matcher(input),
+        Target::Trace => trace(input),
     }
+}
+
+/// Reads a Mooncake trace under small limits; on success simulates it
+/// with a small cache (paged or not, by the input's length) and the slot
+/// audit on, and checks the report's totals.
+fn trace(input: &[u8]) -> Result<bool, String> {
+    use structgen_cli::cache_sim::{
+        SimConfig, SimError, TraceLimits, mooncake_workload, parse_mooncake, simulate,
+    };
+    let limits = TraceLimits::default()
+        .with_max_input_length(16 << 10)
+        .with_max_requests(64)
+        .with_max_total_tokens(64 << 10);
+    let Ok(trace) = parse_mooncake(input, &limits) else { return Ok(false) };
+    let workload = mooncake_workload("fuzz", &trace);
+    let page = if input.len() % 3 == 0 { 16 } else { 1 };
+    let cache = structgen::radix_cache::CacheConfig::default().with_page_size(page);
+    let config = SimConfig::default()
+        .with_capacity(Some(4_096 + 512 * (input.len() % 8)))
+        .with_cache(cache)
+        .with_window(1 + input.len() % 16)
+        .with_batch(1 + input.len() % 4)
+        .with_timing(false)
+        .with_audit(true);
+    let report = match simulate(&workload, &config) {
+        Ok(r) => r,
+        Err(e @ SimError::Audit(_)) => return Err(format!("simulation: {e}")),
+        Err(_) => return Ok(true),
+    };
+    let prompt: u64 = trace.iter().map(|r| r.input_length as u64).sum();
+    if report.requests != trace.len()
+        || report.prompt_tokens != prompt
+        || report.hit_tokens > report.prompt_tokens
+    {
+        return Err(format!(
+            "report of {} requests: {} requests, {} prompt tokens (expected {prompt}), {} hits",
+            trace.len(),
+            report.requests,
+            report.prompt_tokens,
+            report.hit_tokens
+        ));
+    }
+    Ok(true)
 }
 
 fn text(input: &[u8]) -> String {
@@ -240,6 +284,12 @@ pub(crate) fn builtin_seeds(target: Target) -> Vec<Vec<u8>> {
         ],
         Target::TokenizerJson => &[],
         Target::Tiktoken => &["IA== 0\nYQ== 1\nYg== 2\nYWI= 3\n"],
+        Target::Trace => &[
+            "{\"timestamp\": 0, \"input_length\": 1000, \"output_length\": 5, \"hash_ids\": [0, 1]}\n\
+             {\"timestamp\": 3, \"input_length\": 1500, \"output_length\": 9, \"hash_ids\": [0, 1, 2]}\n\
+             {\"timestamp\": 1, \"input_length\": 512, \"output_length\": 1, \"hash_ids\": [0]}\n",
+            "{\"timestamp\": 7, \"input_length\": 0, \"output_length\": 0, \"hash_ids\": []}\n\n",
+        ],
         Target::Matcher => &[
             "start: \"a\"+ \"b\"?\u{FF}\u{1}\u{2}\u{3}",
             "start: %json {\"type\": \"object\", \"properties\": {\"a\": {\"type\": \"integer\"}}}\u{FF}\u{9}\u{11}\u{21}\u{0}\u{31}",

@@ -124,6 +124,12 @@ pub(crate) struct Compiler<'a> {
     pub(crate) location: String,
     /// Whether the document uses `unevaluatedProperties`/`unevaluatedItems`.
     pub(crate) uses_unevaluated: bool,
+    /// The patterns whose derivative width is over 1
+    /// ([`lexer::repeat_width`]), where they are written: the lexer refuses
+    /// a lexeme wider than its limit without knowing the schema, and
+    /// [`Compiled::pattern_wider_than`](crate::Compiled::pattern_wider_than)
+    /// finds the pattern at fault here.
+    pub(crate) wide_patterns: Vec<crate::WidePattern>,
 }
 
 pub(crate) fn ptr_join(ptr: &str, k: &str) -> String {
@@ -152,6 +158,7 @@ impl<'a> Compiler<'a> {
             location: String::new(),
             uses_unevaluated: crate::unevaluated::uses_unevaluated(doc)
                 || index.documents().any(crate::unevaluated::uses_unevaluated),
+            wide_patterns: Vec::new(),
         }
     }
 

@@ -127,6 +127,49 @@ pub struct Compiled {
     pub grammar: Grammar,
     /// Unknown formats taken as annotations, and what lenient mode ignored.
     pub warnings: Vec<Warning>,
+    /// The patterns of derivative width over 1, in schema order.
+    wide_patterns: Vec<WidePattern>,
+}
+
+/// A pattern whose lexemes' derivatives can grow wide
+/// ([`lexer::repeat_width`]), and where the schema writes it.
+#[derive(Clone, Debug)]
+pub(crate) struct WidePattern {
+    pub(crate) pointer: String,
+    pub(crate) keyword: String,
+    pub(crate) width: u64,
+}
+
+impl Compiled {
+    /// The first pattern (a `pattern`, a `patternProperties` key or a
+    /// registered format's regex) whose derivative width
+    /// ([`lexer::repeat_width`]) is over `limit`, as the JSON pointer of the
+    /// schema that holds it, the keyword and the width.
+    ///
+    /// The lexer checks [`LexerLimits::max_repeat_width`](lexer::LexerLimits)
+    /// when [`Grammar::to_earley`] builds it, on lexemes that know nothing
+    /// of the schema; a front-end turning that error into a located one
+    /// asks here where the pattern is. A string lexeme intersects its
+    /// patterns (and a length bound of width 1), so its width is its widest
+    /// pattern's.
+    ///
+    /// ```
+    /// use structgen_jsonschema::{Options, compile};
+    ///
+    /// let schema = serde_json::json!({
+    ///     "properties": {"a": {"type": "string", "pattern": "^((a*){100}){100}b$"}}
+    /// });
+    /// let compiled = compile(&schema, &Options::default()).unwrap();
+    /// assert_eq!(
+    ///     compiled.pattern_wider_than(1_000),
+    ///     Some(("/properties/a", "pattern", 101 * 101))
+    /// );
+    /// assert_eq!(compiled.pattern_wider_than(20_000), None);
+    /// ```
+    pub fn pattern_wider_than(&self, limit: u64) -> Option<(&str, &str, u64)> {
+        let w = self.wide_patterns.iter().find(|w| w.width > limit)?;
+        Some((w.pointer.as_str(), w.keyword.as_str(), w.width))
+    }
 }
 
 /// Compiles a JSON Schema into a grammar.
@@ -179,7 +222,7 @@ fn compile_parsed(
     let mut c = build::Compiler::new(schema, &index, exact, options);
     let root = c.compile_value(schema, "", 0)?;
     let grammar = lower::Lowerer::new(&mut c).run(&root)?;
-    Ok(Compiled { grammar, warnings: c.warnings })
+    Ok(Compiled { grammar, warnings: c.warnings, wide_patterns: c.wide_patterns })
 }
 
 /// Translates an ECMA-262 `pattern` into the derivre regex that matches

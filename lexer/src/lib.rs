@@ -91,7 +91,9 @@
 //! derivatives of ~10,000 terms that derivre cannot merge, 7 s for one mask
 //! after 300 bytes), and a lexeme wider than
 //! [`LexerLimits::max_repeat_width`] is refused; `a{1,100000}` and `(a*)*`
-//! have width 1. On the hot path a limit exceeded makes the transition dead and
+//! have width 1. Front-ends that know where a regex came from compute the
+//! same estimate with [`repeat_width`] to place the error (a JSON Schema
+//! `pattern` at its pointer). On the hot path a limit exceeded makes the transition dead and
 //! records a sticky error ([`Lexer::error`]) that callers must check, with
 //! one exception: an emptiness check that runs out of fuel, its own
 //! ([`LexerLimits::relevance_fuel`]) or what is left of its step's
@@ -146,6 +148,7 @@ pub use error::{LexerError, LexerErrorKind};
 pub use lexer::probe::{ProbeError, ProbeId, ProbeMatcher, ProbeRegex};
 pub use lexer::{AcceptSetId, Lexer, StateId};
 pub use spec::{LexemeId, LexemeSet, LexemeSpec, LexerLimits, LexerSpec};
+pub use width::repeat_width;
 
 #[cfg(test)]
 mod tests {

@@ -60,6 +60,21 @@ pub(crate) fn check(spec: &LexerSpec, limits: &LexerLimits) -> Result<(), LexerE
     Ok(())
 }
 
+/// The estimated derivative width of `regex`: the number that
+/// [`LexerLimits::max_repeat_width`] bounds for each lexeme (see the
+/// module docs of the crate). 1 for regexes without nested counted
+/// repetitions of nullable bodies; `((a*){100}){100}` has 101 · 101.
+///
+/// ```
+/// use structgen_lexer::{RegexAst, repeat_width};
+///
+/// assert_eq!(repeat_width(&RegexAst::Regex("((a*){100}){100}b".into())), 101 * 101);
+/// assert_eq!(repeat_width(&RegexAst::Regex("a{1,100000}".into())), 1);
+/// ```
+pub fn repeat_width(regex: &RegexAst) -> u64 {
+    of_ast(regex, &mut Memo::default()).terms
+}
+
 /// The width of a lexeme's regex.
 pub(crate) fn of_ast(ast: &RegexAst, memo: &mut Memo) -> Width {
     match ast {

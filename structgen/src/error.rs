@@ -103,6 +103,12 @@ impl Error {
         self
     }
 
+    /// The error, about the JSON Schema keyword `keyword`.
+    pub(crate) fn with_keyword(mut self, keyword: &str) -> Error {
+        self.keyword = Some(keyword.to_owned());
+        self
+    }
+
     /// The error, located in grammar `index` of a multi-grammar request
     /// (a pointer becomes relative to the request).
     pub(crate) fn in_grammar(mut self, index: usize, field: &str) -> Error {

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use lexer::{LexemeSpec, RegexAst};
 
-use crate::error::{Error, ErrorKind, json_syntax};
+use crate::error::{Error, ErrorKind, Location, json_syntax};
 use crate::{Matcher, MatcherError, Vocabulary};
 
 /// What to compile: a constraint of any kind the front door knows.
@@ -469,9 +469,30 @@ pub(crate) fn compile_json(
     limits: earley::Limits,
 ) -> Result<(earley::Grammar, Vec<String>), Error> {
     let compiled = jsonschema::compile(schema, options)?;
-    let g = compiled.grammar.to_earley(limits)?;
+    let g = compiled.grammar.to_earley(limits).map_err(|e| locate_in_schema(&compiled, e))?;
     let warnings = compiled.warnings.iter().map(|w| w.to_string()).collect();
     Ok((g, warnings))
+}
+
+/// An error of the engine's build placed in the schema: a lexeme too wide
+/// for [`lexer::LexerLimits::max_repeat_width`] comes from a pattern, which
+/// the compiled schema finds (the lexer knows only the lexeme).
+fn locate_in_schema(compiled: &jsonschema::Compiled, e: earley::GrammarError) -> Error {
+    let site = match &e {
+        earley::GrammarError::Lexer(l) => match l.kind() {
+            lexer::LexerErrorKind::RepeatTooWide { limit, .. } => {
+                compiled.pattern_wider_than(*limit)
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    match site {
+        Some((pointer, keyword, _)) => {
+            Error::from(e).at(Location::Pointer(pointer.to_owned())).with_keyword(keyword)
+        }
+        None => Error::from(e),
+    }
 }
 
 /// One lexeme matching exactly one of `options`.

@@ -43,7 +43,7 @@ commands:
   bench <suite> [ARGS...]  run a benchmark suite (`cargo xtask bench list` lists them)
   fuzz <target|all> [--time SECS] [--execs N] [--seed S]
                            a mutation campaign (lark, gbnf, regex, json-schema,
-                           tokenizer-json, tiktoken, matcher)
+                           tokenizer-json, tiktoken, matcher, trace)
   tidy                     check the house rules
   test                     the tests without the peers; lists skipped tests
   pytest [ARGS...]         build the wheel into target/venv and run pytest python/tests

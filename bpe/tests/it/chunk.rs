@@ -4,7 +4,7 @@
 use bpe::{Boundary, Tokenizer};
 use proptest::prelude::*;
 
-use crate::common::{cl100k, o200k};
+use crate::common::{cl100k, data_dir_or_skip, o200k, read};
 
 fn exhaustive_split(tok: &Tokenizer, text: &str, n: usize) -> usize {
     (0..=text.len())
@@ -172,5 +172,60 @@ fn chunks_of_long_runs() {
         let first = chunks[0].range.end;
         let next = first + c.len_utf8();
         assert!(tok.count(&t[..next]) > 1000, "{c:?}: {first}");
+    }
+}
+
+/// The SentencePiece-style vocabularies (a `▁` normalizer and a prefix
+/// space; Llama-2 splits at spaces, both use character symbols).
+fn sentencepiece() -> &'static [Tokenizer] {
+    static T: std::sync::OnceLock<Vec<Tokenizer>> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        let Some(dir) = data_dir_or_skip("split_at_tokens with SentencePiece vocabularies") else {
+            return Vec::new();
+        };
+        ["llama2", "mistral03"]
+            .map(|n| read(&dir, &format!("tokenizers/{n}.tokenizer.json.gz")))
+            .iter()
+            .map(|b| Tokenizer::from_tokenizer_json(b).unwrap())
+            .collect()
+    })
+}
+
+/// Runs and words with `▁` (normalized to a space), spaces and characters
+/// the vocabularies lack (byte fallback).
+fn sentencepiece_text() -> impl Strategy<Value = String> {
+    let chars = vec!['a', 'b', ' ', ' ', '\u{2581}', 'é', '猫', '🦀', '\n', '.', 'x'];
+    let len = prop_oneof![3 => 1usize..6, 2 => 60usize..200, 1 => 300usize..700];
+    prop::collection::vec((prop::sample::select(chars), len), 1..5)
+        .prop_map(|runs| runs.into_iter().map(|(c, n)| c.to_string().repeat(n)).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn split_at_tokens_with_sentencepiece_is_the_longest_fitting_prefix(
+        t in sentencepiece_text(),
+        n in 0usize..90,
+    ) {
+        for tok in sentencepiece() {
+            prop_assert_eq!(tok.split_at_tokens(&t, n), exhaustive_split(tok, &t, n), "n = {}", n);
+        }
+    }
+}
+
+#[test]
+fn split_inside_sentencepiece_runs() {
+    for tok in sentencepiece() {
+        for t in [
+            "a".repeat(3000),
+            " ".repeat(3000),
+            "\u{2581}".repeat(900),
+            format!("{}x", " ".repeat(500)),
+        ] {
+            for n in [1, 7, 50, 300] {
+                assert_eq!(tok.split_at_tokens(&t, n), exhaustive_split(tok, &t, n), "n = {n}");
+            }
+        }
     }
 }

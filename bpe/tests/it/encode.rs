@@ -264,3 +264,42 @@ fn empty_vocabulary_is_an_error() {
         assert!(err.to_string().contains("model.vocab"), "{err}");
     }
 }
+
+/// Ids index dense tables, so a lone rank near the id cap (16,777,215)
+/// beside 257 tokens used to cost 3.9 s and 610 MB: the ids may span at
+/// most twice the tokens plus 65,536, checked before any table is built,
+/// and the error names the line (or the token) of the largest id.
+#[test]
+fn sparse_ids_are_refused_before_any_table() {
+    use base64::Engine;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let mut file = String::new();
+    for b in 0..=255u8 {
+        file.push_str(&format!("{} {b}\n", b64(&[b])));
+    }
+    let far = format!("{file}{} 16777215\n", b64(b"ab"));
+    match Tokenizer::from_tiktoken(far.as_bytes(), Pattern::Gpt2, &[]).unwrap_err() {
+        LoadError::Tiktoken { line, message } => {
+            assert_eq!(line, 257);
+            assert!(message.contains("16777216 ids for 257 tokens"), "{message}");
+            assert!(message.contains("limit of 66050"), "{message}");
+        }
+        e => panic!("{e}"),
+    }
+    // Within the allowance: loads (a reserved range like o200k's).
+    let near = format!("{file}{} 66049\n", b64(b"ab"));
+    let tok = Tokenizer::from_tiktoken(near.as_bytes(), Pattern::Gpt2, &[]).unwrap();
+    assert_eq!(tok.vocab_size(), 66_050);
+    assert_eq!(tok.encode("ab"), [66_049]);
+    // A special token far out is named.
+    let e = Tokenizer::from_tiktoken(file.as_bytes(), Pattern::Gpt2, &[("<|x|>", 9_000_000)])
+        .unwrap_err();
+    assert!(matches!(&e, LoadError::Token { token, .. } if token == "<|x|>"), "{e}");
+    // The same for tokenizer.json: an added token far out.
+    let json = br#"{"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":[]},"added_tokens":[{"id":16000000,"content":"<x>"}]}"#;
+    let e = Tokenizer::from_tokenizer_json(json).unwrap_err();
+    assert!(
+        matches!(&e, LoadError::Token { token, message } if token == "<x>" && message.contains("limit of 65542")),
+        "{e}"
+    );
+}

@@ -14,6 +14,7 @@ fn ci_execs(t: Target) -> u64 {
         Target::Matcher | Target::Regex | Target::Lark => 2_000,
         Target::JsonSchema | Target::Gbnf | Target::TokenizerJson => 4_000,
         Target::Tiktoken => 10_000,
+        Target::Trace => 4_000,
     }
 }
 
@@ -69,6 +70,11 @@ fn tiktoken() {
 #[test]
 fn matcher() {
     campaign(Target::Matcher);
+}
+
+#[test]
+fn trace() {
+    campaign(Target::Trace);
 }
 
 #[test]

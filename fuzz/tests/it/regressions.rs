@@ -15,3 +15,18 @@ fn hostile_regexes_do_not_fail() {
         replay(Target::Regex, rx.as_bytes());
     }
 }
+
+/// Found by the first long campaign (`slow-*`: seconds per input): one id
+/// in the millions beside a few hundred tokens made every per-id table
+/// that large (1.6–6.2 s and hundreds of MB per input). Such vocabularies
+/// are now refused before any table is built.
+#[test]
+fn sparse_vocabulary_ids_are_refused() {
+    let mut ranks = Target::Tiktoken.builtin_seeds().pop().expect("the byte-rank seed");
+    ranks.extend_from_slice(b"YWJj 2868614\n");
+    assert_eq!(Target::Tiktoken.run(&ranks), Ok(false));
+    let json = Target::TokenizerJson.builtin_seeds().pop().expect("the tokenizer.json seed");
+    let text = String::from_utf8(json).unwrap().replacen("\"n\":110", "\"n\":5555110", 1);
+    assert!(text.contains("5555110"));
+    assert_eq!(Target::TokenizerJson.run(text.as_bytes()), Ok(false));
+}

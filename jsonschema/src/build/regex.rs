@@ -80,6 +80,12 @@ impl Compiler<'_> {
         });
         self.location = outer;
         checked?;
+        let width = lexer::repeat_width(&ast);
+        if width > 1 {
+            let site =
+                crate::WidePattern { pointer: ptr.to_owned(), keyword: kw.to_owned(), width };
+            self.wide_patterns.push(site);
+        }
         Ok(ast)
     }
 

@@ -40,10 +40,31 @@ fn nested_counted_repetition_is_a_located_limit() {
     let e = Grammar::lark("start: \"x\" T\nT: /((a*){100}){100}b/").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
     assert_eq!(e.line(), Some(2), "{e}");
-    // And as a JSON Schema pattern.
+    // And as a JSON Schema pattern, at the pointer of the schema holding it.
     let e = Grammar::json_schema(&json!({"type": "string", "pattern": "^((a*){100}){100}b$"}))
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
+    assert_eq!((e.pointer(), e.keyword()), (Some(""), Some("pattern")), "{e}");
+    let nested = json!({
+        "type": "object",
+        "properties": {
+            "ok": {"type": "string", "pattern": "^(a?){0,50}$"},
+            "items": {"type": "array", "items": {"allOf": [
+                {"type": "string", "pattern": "^x"},
+                {"pattern": "((a*){100}){100}b"}
+            ]}}
+        }
+    });
+    let e = Grammar::json_schema(&nested).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Limit, "{e}");
+    assert_eq!(e.pointer(), Some("/properties/items/items/allOf/1"), "{e}");
+    assert_eq!(e.keyword(), Some("pattern"), "{e}");
+    assert!(e.message().contains("LexerLimits::max_repeat_width"), "{e}");
+    assert!(e.to_string().starts_with("\"/properties/items/items/allOf/1\": "), "{e}");
+    // A pattern property's name pattern, and a request's grammar.
+    let keys = json!({"type": "object", "patternProperties": {"^((a*){100}){100}$": {}}});
+    let e = Grammar::json_schema(&keys).unwrap_err();
+    assert_eq!((e.pointer(), e.keyword()), (Some(""), Some("patternProperties")), "{e}");
     // Raising the limit is the user's choice, and small nests stay fine.
     let g = Grammar::regex("((a*){10}){10}b").unwrap();
     let text: Vec<u8> = std::iter::repeat_n(b'a', 300).chain([b'b']).collect();

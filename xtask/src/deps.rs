@@ -65,7 +65,7 @@ const PEERS: &[&str] =
 const CLI_ONLY: &[&str] = &["clap", "anyhow", "flate2"];
 
 /// The crates that may use the command-line stack.
-const NOT_LIBRARIES: &[&str] = &["structgen-cli", "compare", "xtask", "testkit"];
+const NOT_LIBRARIES: &[&str] = &["structgen-cli", "compare", "xtask", "testkit", "fuzz"];
 
 /// The names under `[dependencies]` of a manifest (dev- and
 /// build-dependencies are free).

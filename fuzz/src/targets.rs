@@ -70,7 +70,7 @@ fn trace(input: &[u8]) -> Result<bool, String> {
         .with_max_total_tokens(64 << 10);
     let Ok(trace) = parse_mooncake(input, &limits) else { return Ok(false) };
     let workload = mooncake_workload("fuzz", &trace);
-    let page = if input.len() % 3 == 0 { 16 } else { 1 };
+    let page = if input.len().is_multiple_of(3) { 16 } else { 1 };
     let cache = structgen::radix_cache::CacheConfig::default().with_page_size(page);
     let config = SimConfig::default()
         .with_capacity(Some(4_096 + 512 * (input.len() % 8)))

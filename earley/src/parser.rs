@@ -88,7 +88,7 @@ pub struct PositionKey {
 
 /// The parser position after one pushed byte, in 8 bytes (frames are
 /// pushed and popped on every trie node). Opaque: the
-/// [`StateRecognizer`] state of the mask walk.
+/// [`StateRecognizer`](toktrie::StateRecognizer) state of the mask walk.
 ///
 /// Bit layout of `row_fresh`: bit 31 is `fresh` (no byte of the current
 /// lexeme seen yet: `state` is the row's start state); bit 30 is always set
@@ -138,8 +138,8 @@ impl Frame {
 #[non_exhaustive]
 pub struct ParserStats {
     /// Bytes pushed successfully: consumed bytes, and trie nodes accepted
-    /// by walks through [`Recognizer`] (not those through
-    /// [`StateRecognizer`], whose loop keeps no counter).
+    /// by walks through [`Recognizer`](toktrie::Recognizer) (not those through
+    /// [`StateRecognizer`](toktrie::StateRecognizer), whose loop keeps no counter).
     pub bytes_pushed: u64,
     /// Rows computed by scan/predict/complete.
     pub rows_computed: u64,
@@ -149,7 +149,7 @@ pub struct ParserStats {
     pub items_computed: u64,
 }
 
-/// An Earley parser over one [`Grammar`]; the [`Recognizer`] of the mask walk.
+/// An Earley parser over one [`Grammar`]; the [`Recognizer`](toktrie::Recognizer) of the mask walk.
 ///
 /// The parser keeps a stack of frames, one per consumed byte; the trie walk
 /// pushes bytes above the consumed ones and pops them again. See the crate

@@ -80,17 +80,10 @@ impl Reader<'_> {
                         if !self.value(out, depth + 1) {
                             return false;
                         }
-                        self.ws();
-                        match self.peek() {
-                            Some(b',') => {
-                                self.i += 1;
-                                self.ws();
-                            }
-                            Some(b']') => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return false,
+                        match self.after_member(b']') {
+                            Some(true) => {}
+                            Some(false) => break,
+                            None => return false,
                         }
                     }
                 }
@@ -124,17 +117,10 @@ impl Reader<'_> {
                     return false;
                 }
                 members.push(m);
-                self.ws();
-                match self.peek() {
-                    Some(b',') => {
-                        self.i += 1;
-                        self.ws();
-                    }
-                    Some(b'}') => {
-                        self.i += 1;
-                        break;
-                    }
-                    _ => return false,
+                match self.after_member(b'}') {
+                    Some(true) => {}
+                    Some(false) => break,
+                    None => return false,
                 }
             }
         }
@@ -147,6 +133,25 @@ impl Reader<'_> {
         }
         out.push(b'}');
         true
+    }
+
+    /// After an array item or object member: `,` (and the whitespace after
+    /// it) means another follows (`Some(true)`), `close` ends the container
+    /// (`Some(false)`), anything else is not JSON (`None`).
+    fn after_member(&mut self, close: u8) -> Option<bool> {
+        self.ws();
+        match self.peek()? {
+            b',' => {
+                self.i += 1;
+                self.ws();
+                Some(true)
+            }
+            c if c == close => {
+                self.i += 1;
+                Some(false)
+            }
+            _ => None,
+        }
     }
 
     /// A string starting at `"`: `"`, the decoded length (4 bytes, little

@@ -67,6 +67,13 @@ struct Entry {
     last_used: u64,
 }
 
+impl Entry {
+    /// Whether this entry holds what `spec` compiles to with `options`.
+    fn is(&self, spec: &GrammarSpec, options: &CompileOptions) -> bool {
+        self.options == *options && self.spec.same(spec)
+    }
+}
+
 /// Counters of a [`GrammarCache`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -175,11 +182,7 @@ impl GrammarCache {
         let mut m = self.entries();
         m.clock += 1;
         let now = m.clock;
-        let e = m
-            .buckets
-            .get_mut(&hash)?
-            .iter_mut()
-            .find(|e| e.options == *options && e.spec.same(spec))?;
+        let e = m.buckets.get_mut(&hash)?.iter_mut().find(|e| e.is(spec, options))?;
         e.last_used = now;
         Some(e.result.clone())
     }
@@ -196,7 +199,7 @@ impl GrammarCache {
         // Another thread may have compiled the same spec meanwhile.
         let old = bucket
             .iter()
-            .position(|e| e.options == entry.options && e.spec.same(&entry.spec))
+            .position(|e| e.is(&entry.spec, &entry.options))
             .map(|i| bucket.swap_remove(i).bytes);
         bucket.push(entry);
         if let Some(old) = old {

@@ -114,6 +114,8 @@ pub(crate) struct Compiler<'a> {
     /// schema's debug form, order).
     meets: HashMap<(DefId, String, bool), DefId>,
     nodes: usize,
+    /// Schema and regex nodes copied so far (`Limits::max_copied_nodes`).
+    copied: usize,
     pub(crate) warnings: Vec<Warning>,
     /// The translations of the registered formats (`Options::formats`) used so far.
     pub(crate) custom_formats: HashMap<String, RegexAst>,
@@ -131,6 +133,11 @@ pub(crate) struct Compiler<'a> {
     /// finds the pattern at fault here.
     pub(crate) wide_patterns: Vec<crate::WidePattern>,
 }
+
+/// What derivre's construction of one regex node costs, in node copies
+/// (hash-consing and sorted unions: measured on MaskBench's slowest
+/// `oneOf`s, about 10× a copy).
+const BUILD_COST: usize = 10;
 
 pub(crate) fn ptr_join(ptr: &str, k: &str) -> String {
     format!("{ptr}/{}", escape_token(k))
@@ -152,6 +159,7 @@ impl<'a> Compiler<'a> {
             def_by_ptr: HashMap::new(),
             meets: HashMap::new(),
             nodes: 0,
+            copied: 0,
             warnings: Vec::new(),
             custom_formats: HashMap::new(),
             regex_memo: RegexMemo::default(),
@@ -184,6 +192,43 @@ impl<'a> Compiler<'a> {
         }
         if depth > self.options.limits.max_depth {
             return Err(self.err(ErrorKind::LimitExceeded, "", ptr, NESTED));
+        }
+        Ok(())
+    }
+
+    /// A copy of `s`, its size charged to `Limits::max_copied_nodes` first
+    /// (the size is counted with at most as many steps as the room left).
+    pub(crate) fn charged_clone(&mut self, s: &Schema, ptr: &str) -> Result<Schema> {
+        let room = self.copy_room();
+        self.copied += s.size_up_to(room);
+        self.check_copied(ptr)?;
+        Ok(s.clone())
+    }
+
+    /// Charges the construction of `ast` (for an emptiness check or a
+    /// match) to `Limits::max_copied_nodes`: derivre builds every node of
+    /// it, and the same large union of keys can be checked many times. A
+    /// built node counts as [`BUILD_COST`] copied ones.
+    pub(crate) fn charge_regex(&mut self, ast: &RegexAst) -> Result<()> {
+        let room = self.copy_room().div_ceil(BUILD_COST);
+        let size = crate::ir::regex_size(std::slice::from_ref(ast), room);
+        self.copied = self.copied.saturating_add(size.saturating_mul(BUILD_COST));
+        self.check_copied("")
+    }
+
+    /// One more than the copies `Limits::max_copied_nodes` still allows: a
+    /// size counted up to it is enough to tell.
+    fn copy_room(&self) -> usize {
+        self.options.limits.max_copied_nodes.saturating_sub(self.copied).saturating_add(1)
+    }
+
+    fn check_copied(&self, ptr: &str) -> Result<()> {
+        let max = self.options.limits.max_copied_nodes;
+        if self.copied > max {
+            let msg = format!(
+                "copies or builds more than {max} schema and regex nodes (Limits::max_copied_nodes)"
+            );
+            return Err(self.err(ErrorKind::LimitExceeded, "", ptr, msg));
         }
         Ok(())
     }

@@ -256,7 +256,11 @@ impl Compiler<'_> {
                     let mut bs = vec![none];
                     for i in 0..pos.len() {
                         for j in i + 1..pos.len() {
-                            bs.push(self.intersect(pos[i].clone(), pos[j].clone(), depth + 1)?);
+                            let (x, y) = (
+                                self.charged_clone(&pos[i], "")?,
+                                self.charged_clone(&pos[j], "")?,
+                            );
+                            bs.push(self.intersect(x, y, depth + 1)?);
                             self.check_branches(bs.len())?;
                         }
                     }

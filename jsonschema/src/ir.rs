@@ -135,6 +135,42 @@ impl Default for ObjectSchema {
 }
 
 impl Schema {
+    /// The number of nodes of this schema (its schemas and the nodes of its
+    /// regexes), counting at most `cap`: the work of a clone, measured with
+    /// at most `cap` steps.
+    pub(crate) fn size_up_to(&self, cap: usize) -> usize {
+        let mut n = 0;
+        let mut todo: Vec<&Schema> = vec![self];
+        while let Some(s) = todo.pop() {
+            n += 1;
+            if n >= cap {
+                return cap;
+            }
+            match s {
+                Schema::String(st) => n += regex_size(&st.regexes, cap - n),
+                Schema::Array(a) => {
+                    todo.extend(&a.prefix);
+                    todo.push(&a.items);
+                    todo.extend(a.contains.iter().map(|(s, _)| s));
+                    todo.extend(a.contains_at_most.iter().flat_map(|(s, c, _)| [s, c]));
+                    todo.extend(&a.evaluated_contains);
+                }
+                Schema::Object(o) => {
+                    todo.extend(o.properties.iter().map(|(_, s)| s));
+                    todo.extend(o.regions.iter().map(|(_, s)| s));
+                    todo.extend(o.witnesses.iter().map(|(_, s)| s));
+                    let keys = o.regions.iter().chain(&o.witnesses).map(|(r, _)| r);
+                    for r in keys.chain([&o.evaluated]) {
+                        n += regex_size(std::slice::from_ref(r), cap - n);
+                    }
+                }
+                Schema::AnyOf(bs) => todo.extend(bs),
+                _ => {}
+            }
+        }
+        n.min(cap)
+    }
+
     /// All values of one JSON type (`integer` is a subset of `number`).
     pub(crate) fn of_type(t: &str) -> Option<Schema> {
         Some(match t {
@@ -191,4 +227,22 @@ impl Schema {
     pub(crate) fn is_never(&self) -> bool {
         matches!(self, Schema::Never)
     }
+}
+
+/// The number of nodes of `regexes`, counting at most `cap`; the text of a
+/// literal or of a regex still to parse counts a node per 16 bytes.
+pub(crate) fn regex_size(regexes: &[RegexAst], cap: usize) -> usize {
+    let mut n = 0;
+    let mut todo: Vec<&RegexAst> = regexes.iter().collect();
+    while let Some(r) = todo.pop() {
+        if n >= cap {
+            return cap;
+        }
+        n += 1;
+        if let RegexAst::Regex(s) | RegexAst::Literal(s) = r {
+            n += s.len() / 16;
+        }
+        todo.extend(r.get_args());
+    }
+    n.min(cap)
 }

@@ -56,6 +56,15 @@ pub enum PropertyOrder {
 pub struct Limits {
     /// Maximum number of schema nodes visited while normalizing.
     pub max_nodes: usize,
+    /// Maximum number of schema and regex nodes copied, or built into
+    /// derivre expressions for an emptiness check, while normalizing. An
+    /// intersection with a union copies the other operand once per branch,
+    /// `oneOf` copies each pair of branches to try a disjointness proof and
+    /// checks the intersection of their key regexes, so nested unions
+    /// multiply the work; a visit counts once in `max_nodes` but may copy
+    /// or build thousands of nodes (overlapping `oneOf`s on MaskBench took
+    /// up to 10 s before this limit).
+    pub max_copied_nodes: usize,
     /// Maximum depth of nested schemas and `$ref` inlining.
     pub max_depth: usize,
     /// Maximum number of branches one `anyOf` may grow to (through `allOf`
@@ -95,6 +104,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_nodes: 200_000,
+            max_copied_nodes: 10_000_000,
             max_depth: 64,
             max_branches: 4_096,
             max_nonterminals: 200_000,

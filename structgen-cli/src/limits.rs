@@ -8,7 +8,7 @@
 //! | `front_end` | [`grammar::Limits`] (Lark, GBNF, regex sources) | `max_source_bytes`, `max_nesting`, `max_repeat` |
 //! | `parser` | [`earley::Limits`] (the compiled grammar, every matcher) | `max_rules`, `max_items_per_row`, `max_items_per_step` |
 //! | `lexer` | [`lexer::LexerLimits`] | `max_states`, `max_exprs`, `step_fuel`, `relevance_fuel` |
-//! | `schema` | [`jsonschema::Limits`] | `max_nodes`, `max_depth`, `regex_fuel`, `max_schema_bytes` |
+//! | `schema` | [`jsonschema::Limits`] | `max_nodes`, `max_copied_nodes`, `max_depth`, `regex_fuel`, `max_schema_bytes` |
 //!
 //! `structgen limits` prints every key with its default. A limits file is a
 //! JSON object, flat (`{"lexer.max_states": 250000}`) or by section
@@ -134,6 +134,7 @@ impl Targets<'_> {
                     let l = &mut o.limits;
                     match field {
                         "max_nodes" => l.max_nodes = size(key, n)?,
+                        "max_copied_nodes" => l.max_copied_nodes = size(key, n)?,
                         "max_depth" => l.max_depth = size(key, n)?,
                         "max_branches" => l.max_branches = size(key, n)?,
                         "max_nonterminals" => l.max_nonterminals = size(key, n)?,
@@ -184,6 +185,7 @@ pub const KEYS: &[&str] = &[
     "lexer.relevance_fuel",
     "lexer.step_fuel",
     "schema.max_nodes",
+    "schema.max_copied_nodes",
     "schema.max_depth",
     "schema.max_branches",
     "schema.max_nonterminals",
@@ -215,6 +217,7 @@ pub fn table(grammar: &grammar::Config, schema: &jsonschema::Options) -> Vec<(&'
         p.lexer.relevance_fuel,
         p.lexer.step_fuel,
         u(s.max_nodes),
+        u(s.max_copied_nodes),
         u(s.max_depth),
         u(s.max_branches),
         u(s.max_nonterminals),

@@ -44,6 +44,7 @@ impl Compiler<'_> {
     /// [`regex_is_empty`](Self::regex_is_empty) computed by derivre.
     pub(crate) fn regex_is_empty_uncached(&mut self, ast: &RegexAst) -> Result<Option<bool>> {
         let fuel = self.options.limits.regex_fuel;
+        self.charge_regex(ast)?;
         self.guarded("an emptiness check", || {
             let mut b = RegexBuilder::new();
             let e = b
@@ -58,6 +59,7 @@ impl Compiler<'_> {
 
     /// [`regex_matches`](Self::regex_matches) computed by derivre.
     pub(crate) fn regex_matches_uncached(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
+        self.charge_regex(ast)?;
         self.guarded("a match", || {
             let mut b = RegexBuilder::new();
             let e = b

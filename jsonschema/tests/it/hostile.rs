@@ -66,3 +66,57 @@ fn all_of_many_objects() {
     let e = limit_error(json!({"allOf": props}), 30);
     assert_eq!(e.kind(), &ErrorKind::LimitExceeded, "{e}");
 }
+
+/// An intersection with a union copies the other operand once per branch:
+/// the copies count against `Limits::max_copied_nodes`, which a visit
+/// count alone did not bound (overlapping `oneOf`s took up to 10 s).
+#[test]
+fn copies_are_bounded() {
+    let props: serde_json::Map<String, Value> =
+        (0..100).map(|i| (format!("p{i}"), json!({"type": "string", "maxLength": i}))).collect();
+    let branches: Vec<Value> =
+        (0..20).map(|i| json!({"properties": {format!("b{i}"): {"type": "integer"}}})).collect();
+    let schema = json!({"allOf": [{"anyOf": branches}, {"properties": props}]});
+    let mut tight = Options::compact();
+    tight.limits.max_copied_nodes = 500;
+    let e = compile(&schema, &tight).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::LimitExceeded, "{e}");
+    assert!(e.message().contains("Limits::max_copied_nodes"), "{e}");
+    compile(&schema, &Options::compact()).unwrap();
+}
+
+/// MaskBench dev schemas whose overlapping `oneOf`s took 3 to 12 s to
+/// refuse; each is now refused (or compiled) with its work bounded by the
+/// copy limit. `within` is only a hang bound: no timing is asserted.
+#[test]
+fn slow_one_of_refusals_are_bounded() {
+    let Some(text) = testkit::read_data_or_skip("slow oneOf refusals", "maskbench/dev.jsonl.gz")
+    else {
+        return;
+    };
+    let text = String::from_utf8(text).unwrap();
+    let names = [
+        "Github_hard---o13457.json",
+        "Github_hard---o84330.json",
+        "Github_medium---o35868.json",
+        "Github_medium---o46145.json",
+    ];
+    let mut found = 0;
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if !names.contains(&v["name"].as_str().unwrap_or("")) {
+            continue;
+        }
+        found += 1;
+        let schema = v["schema"].clone();
+        let r = within(60, move || compile(&schema, &Options::default()).map(drop));
+        if let Err(e) = r {
+            assert!(
+                matches!(e.kind(), ErrorKind::LimitExceeded | ErrorKind::Inexpressible),
+                "{}: {e}",
+                v["name"]
+            );
+        }
+    }
+    assert_eq!(found, names.len());
+}

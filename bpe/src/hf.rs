@@ -67,6 +67,8 @@ struct PreTok {
     byte_level: bool,
     prefix: Prefix,
     metaspace: bool,
+    /// `Digits(individual_digits)` came first (then `ByteLevel` must split).
+    digits: bool,
 }
 
 fn pre_tokenizer(v: &Value) -> Result<PreTok, LoadError> {
@@ -75,6 +77,7 @@ fn pre_tokenizer(v: &Value) -> Result<PreTok, LoadError> {
         byte_level: false,
         prefix: Prefix::Never,
         metaspace: false,
+        digits: false,
     };
     let items: Vec<&Value> = match s(v, "type") {
         None if v.is_null() => return Ok(out),
@@ -99,8 +102,18 @@ fn pre_tokenizer(v: &Value) -> Result<PreTok, LoadError> {
                             "pre_tokenizer Split followed by ByteLevel with use_regex",
                         ));
                     }
-                    out.pattern = Pattern::Gpt2;
+                    out.pattern = if out.digits { Pattern::Gpt2Digits } else { Pattern::Gpt2 };
                 }
+            }
+            Some("Digits") => {
+                let individual =
+                    item.get("individual_digits").and_then(Value::as_bool).unwrap_or(false);
+                if !individual || out.pattern != Pattern::Whole || out.byte_level {
+                    return Err(unsupported(
+                        "pre_tokenizer Digits other than individual_digits before ByteLevel",
+                    ));
+                }
+                out.digits = true;
             }
             Some("Split") => {
                 let regex = item
@@ -137,6 +150,9 @@ fn pre_tokenizer(v: &Value) -> Result<PreTok, LoadError> {
             }
             other => return Err(unsupported(format!("pre_tokenizer {}", other.unwrap_or("?")))),
         }
+    }
+    if out.digits && out.pattern != Pattern::Gpt2Digits {
+        return Err(unsupported("pre_tokenizer Digits not followed by ByteLevel with use_regex"));
     }
     Ok(out)
 }
@@ -183,6 +199,12 @@ impl Tokenizer {
     pub fn from_tokenizer_json(json: &[u8]) -> Result<Tokenizer, LoadError> {
         let root: Value =
             serde_json::from_slice(json).map_err(|e| json_err(format!("not valid JSON: {e}")))?;
+        Tokenizer::from_tokenizer_value(&root)
+    }
+
+    /// [`from_tokenizer_json`](Tokenizer::from_tokenizer_json) on the parsed
+    /// document (the GGUF loader describes its vocabulary this way).
+    pub(crate) fn from_tokenizer_value(root: &Value) -> Result<Tokenizer, LoadError> {
         let model = root.get("model").ok_or_else(|| json_err("no `model`"))?;
         if let Some(t) = s(model, "type")
             && t != "BPE"

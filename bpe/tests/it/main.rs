@@ -9,6 +9,7 @@ mod chunk;
 mod common;
 mod continuation;
 mod encode;
+mod gguf;
 mod golden;
 mod interval;
 mod pretok;

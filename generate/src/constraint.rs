@@ -1,22 +1,25 @@
-//! The one place this crate touches structgen's matcher: grammars compiled
-//! from a [`GrammarSpec`], the vocabulary trie with the model's stop tokens,
-//! and per step the mask, the forced tokens and the consumed token.
+//! The one place this crate touches structgen's front door: output
+//! [`Format`]s compiled to a [`structgen::Grammar`], and per step through a
+//! [`structgen::Matcher`] the mask, the forced tokens and the consumed
+//! token ([`Constraint`]).
 //!
-//! Everything the generation loop needs goes through [`Vocabulary`] and
-//! [`Constraint`], so moving to another matcher API changes this file only.
-
-use std::sync::Arc;
+//! Everything the generation loop needs from structgen goes through this
+//! file, so a change of the matcher's API changes this file only.
 
 use serde_json::Value;
-use structgen::Matcher;
-use toktrie::{TokTrie, TokenId, TokenSet};
+use structgen::toktrie::TokenId;
+use structgen::{CompileOptions, Grammar, GrammarSpec, Matcher, Vocabulary};
 
 use crate::error::Error;
 
-/// A grammar, in one of the languages structgen compiles.
+/// What the output must be, in generation's terms: a JSON Schema laid out
+/// as `json.dumps` writes JSON, any JSON object, JSON between a fixed text
+/// (a tool call), or a grammar in one of the languages structgen compiles.
+/// [`compile`](Format::compile) gives the [`structgen::Grammar`]; any
+/// other `Grammar` works with the [`Generator`](crate::Generator) too.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum GrammarSpec {
+pub enum Format {
     /// A JSON Schema, generated as `json.dumps` writes JSON: `", "` between
     /// items, `": "` after keys, no other whitespace, properties in schema
     /// order (the separators are then forced tokens).
@@ -41,9 +44,9 @@ pub enum GrammarSpec {
     Regex(String),
 }
 
-impl GrammarSpec {
+impl Format {
     /// The JSON Schema options used for generation (see
-    /// [`GrammarSpec::JsonSchema`]).
+    /// [`Format::JsonSchema`]).
     pub fn json_options() -> jsonschema::Options {
         jsonschema::Options::compact().with_separators(", ", ": ")
     }
@@ -52,27 +55,29 @@ impl GrammarSpec {
     ///
     /// # Errors
     /// The front-end's error, with its line and column or JSON pointer.
-    pub fn compile(&self) -> Result<earley::Grammar, Error> {
-        let config = grammar::Config::default();
-        match self {
-            GrammarSpec::JsonSchema(schema) => json_between("", schema, ""),
-            GrammarSpec::JsonObject => json_between("", &serde_json::json!({"type": "object"}), ""),
-            GrammarSpec::JsonSchemaBetween { before, schema, after } => {
-                json_between(before, schema, after)
+    pub fn compile(&self) -> Result<Grammar, Error> {
+        let opts = CompileOptions::default();
+        let json = |schema: &Value| GrammarSpec::JsonSchema {
+            schema: schema.clone(),
+            options: Format::json_options(),
+        };
+        let spec = match self {
+            Format::JsonSchema(schema) => json(schema),
+            Format::JsonObject => json(&serde_json::json!({"type": "object"})),
+            Format::JsonSchemaBetween { before, schema, after } => {
+                return json_between(before, schema, after).map(Grammar::from_earley);
             }
-            GrammarSpec::Lark(src) => grammar::lark::compile(src, &config)
-                .map_err(|e| Error::Grammar(format!("lark grammar: {e}"))),
-            GrammarSpec::Gbnf(src) => grammar::gbnf::compile(src, &config)
-                .map_err(|e| Error::Grammar(format!("gbnf grammar: {e}"))),
-            GrammarSpec::Regex(src) => grammar::regex::compile(src)
-                .map_err(|e| Error::Grammar(format!("regex: {e}"))),
-        }
+            Format::Lark(src) => GrammarSpec::Lark(src.clone()),
+            Format::Gbnf(src) => GrammarSpec::Gbnf(src.clone()),
+            Format::Regex(src) => GrammarSpec::Regex(src.clone()),
+        };
+        Grammar::compile(&spec, &opts).map_err(|e| Error::Grammar(format!("{}: {e}", spec.kind_name())))
     }
 }
 
 /// The grammar of `before`, a JSON text under `schema`, and `after`.
 fn json_between(before: &str, schema: &Value, after: &str) -> Result<earley::Grammar, Error> {
-    let compiled = jsonschema::compile(schema, &GrammarSpec::json_options())
+    let compiled = jsonschema::compile(schema, &Format::json_options())
         .map_err(|e| Error::Grammar(format!("schema: {e}")))?;
     let g = &compiled.grammar;
     let mut b = earley::GrammarBuilder::new();
@@ -95,76 +100,29 @@ fn json_between(before: &str, schema: &Value, after: &str) -> Result<earley::Gra
     b.build(start, earley::Limits::default()).map_err(|e| Error::Grammar(format!("schema: {e}")))
 }
 
-/// The model's vocabulary as the matcher sees it: the tokenizer (for
-/// canonical forced tokens) and its trie, whose end-of-sequence tokens are
-/// the model's stop tokens. Built once per model, shared by every
-/// constraint.
-#[derive(Debug, Clone)]
-pub struct Vocabulary {
-    tokenizer: Arc<bpe::Tokenizer>,
-    trie: Arc<TokTrie>,
-    stop: Vec<u32>,
-}
-
-impl Vocabulary {
-    /// The vocabulary of `tokenizer`; `stop` are the ids that end
-    /// generation (special tokens of the tokenizer).
-    ///
-    /// # Errors
-    /// A stop id that is not a special token, or a vocabulary the trie
-    /// cannot hold.
-    pub fn new(tokenizer: Arc<bpe::Tokenizer>, stop: &[u32]) -> Result<Vocabulary, Error> {
-        let mut names = Vec::new();
-        for &id in stop {
-            let name = tokenizer
-                .special_tokens()
-                .find(|&(i, _)| i == id)
-                .map(|(_, n)| n.to_owned())
-                .ok_or_else(|| Error::Model(format!("stop token {id} is not a special token")))?;
-            names.push(name);
-        }
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let trie = structgen::trie::toktrie_with_eos(&tokenizer, &names)
-            .map_err(|e| Error::Model(format!("vocabulary trie: {e}")))?;
-        Ok(Vocabulary { tokenizer, trie: Arc::new(trie), stop: stop.to_vec() })
-    }
-
-    /// The tokenizer.
-    pub fn tokenizer(&self) -> &Arc<bpe::Tokenizer> {
-        &self.tokenizer
-    }
-
-    /// The stop ids.
-    pub fn stop_tokens(&self) -> &[u32] {
-        &self.stop
-    }
-}
-
 /// A grammar applied to one generation: masks, forced tokens, consumption.
 #[derive(Debug)]
 pub struct Constraint {
     matcher: Matcher,
     /// Whether the last mask holds stop tokens only.
     only_stop: bool,
-    stop: Vec<u32>,
+}
+
+fn matcher_err(e: impl std::fmt::Display) -> Error {
+    Error::Grammar(e.to_string())
 }
 
 impl Constraint {
-    /// A constraint at the start of `grammar`; forced tokens are computed
-    /// when `forcing`.
+    /// A constraint at the start of `grammar` over `vocab` (whose stop
+    /// tokens end generation); forced tokens are computed when `forcing`
+    /// and the vocabulary supports them.
     ///
     /// # Errors
     /// The grammar names a special token the vocabulary lacks.
-    pub fn new(
-        vocab: &Vocabulary,
-        grammar: &earley::Grammar,
-        forcing: bool,
-    ) -> Result<Constraint, Error> {
-        let mut matcher = Matcher::new(vocab.trie.clone(), grammar)
-            .map_err(|e| Error::Grammar(e.to_string()))?
-            .with_tokenizer(vocab.tokenizer.clone());
+    pub fn new(vocab: &Vocabulary, grammar: &Grammar, forcing: bool) -> Result<Constraint, Error> {
+        let mut matcher = Matcher::new(vocab, grammar).map_err(matcher_err)?;
         matcher.set_forcing(forcing);
-        Ok(Constraint { matcher, only_stop: false, stop: vocab.stop.clone() })
+        Ok(Constraint { matcher, only_stop: false })
     }
 
     /// Computes the mask and sets the logits of the tokens outside it to
@@ -173,18 +131,20 @@ impl Constraint {
     /// # Errors
     /// The matcher stopped in an error or exceeded a limit.
     pub fn mask_logits(&mut self, logits: &mut [f32]) -> Result<usize, Error> {
-        let mask = self.mask()?;
+        // Computed for this position already by `only_stop_allowed` (the
+        // matcher caches it), or now.
+        let mask = self.matcher.compute_mask().map_err(matcher_err)?;
         mask.apply_to_logits(logits);
         Ok(mask.count())
     }
 
-    /// Computes the mask (and whether it allows only stop tokens).
-    fn mask(&mut self) -> Result<&TokenSet, Error> {
-        let stop = &self.stop;
-        let mask = self.matcher.compute_mask().map_err(|e| Error::Grammar(e.to_string()))?;
+    /// Computes the mask and whether it allows only stop tokens.
+    fn mask(&mut self) -> Result<(), Error> {
+        let stop: Vec<TokenId> = self.matcher.stop_tokens().to_vec();
+        let mask = self.matcher.compute_mask().map_err(matcher_err)?;
         let n = mask.count();
-        self.only_stop = n > 0 && n == stop.iter().filter(|&&t| mask.contains(TokenId(t))).count();
-        Ok(mask)
+        self.only_stop = n > 0 && n == stop.iter().filter(|&&t| mask.contains(t)).count();
+        Ok(())
     }
 
     /// Whether the grammar allows nothing but a stop token now (the text is
@@ -203,7 +163,7 @@ impl Constraint {
     /// # Errors
     /// The matcher stopped in an error or exceeded a limit.
     pub fn take_forced(&mut self) -> Result<Vec<u32>, Error> {
-        let forced = self.matcher.consume_forced().map_err(|e| Error::Grammar(e.to_string()))?;
+        let forced = self.matcher.consume_forced().map_err(matcher_err)?;
         Ok(forced.into_iter().map(|t| t.0).collect())
     }
 
@@ -212,11 +172,11 @@ impl Constraint {
     /// # Errors
     /// A token outside the mask.
     pub fn consume(&mut self, token: u32) -> Result<(), Error> {
-        self.matcher.consume_token(TokenId(token)).map_err(|e| Error::Grammar(e.to_string()))
+        self.matcher.consume_token(TokenId(token)).map_err(matcher_err)
     }
 
     /// Whether the text so far is complete under the grammar.
-    pub fn is_accepting(&mut self) -> bool {
+    pub fn is_accepting(&self) -> bool {
         self.matcher.is_accepting()
     }
 }

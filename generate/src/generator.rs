@@ -29,7 +29,10 @@ use rand::rngs::SmallRng;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::constraint::{Constraint, Vocabulary};
+use structgen::toktrie::TokenId;
+use structgen::{DEFAULT_STOP_NAMES, Grammar, Vocabulary};
+
+use crate::constraint::Constraint;
 use crate::error::Error;
 use crate::model::{Model, Session, Weights};
 use crate::sampler;
@@ -166,6 +169,7 @@ impl Prefilled {
 pub struct Generator {
     model: Model,
     gguf: GgufVocab,
+    tokenizer: Arc<bpe::Tokenizer>,
     vocab: Vocabulary,
     template: ChatTemplate,
 }
@@ -187,11 +191,10 @@ impl Generator {
         // Like llama.cpp, also stop on the end-of-text specials the model
         // has (`<|endoftext|>`, `<|im_end|>`, `<|eot_id|>`...).
         for (id, name) in tokenizer.special_tokens() {
-            if structgen::trie::EOS_NAMES.contains(&name) && !stop.contains(&id) {
+            if DEFAULT_STOP_NAMES.contains(&name) && !stop.contains(&id) {
                 stop.push(id);
             }
         }
-        let vocab = Vocabulary::new(tokenizer, &stop)?;
         let name = |id: Option<u32>| id.and_then(|i| gguf.token(i)).unwrap_or("").to_owned();
         let template = ChatTemplate::new(
             gguf.chat_template.as_deref().unwrap_or(CHATML),
@@ -200,14 +203,20 @@ impl Generator {
         )?;
         reader.seek(SeekFrom::Start(0)).map_err(|e| Error::Model(format!("seek: {e}")))?;
         let model = Model::load(reader, weights)?;
-        if model.vocab_size() < vocab.tokenizer().vocab_size() {
+        if model.vocab_size() < tokenizer.vocab_size() {
             return Err(Error::Model(format!(
                 "the model has {} output rows for {} tokens",
                 model.vocab_size(),
-                vocab.tokenizer().vocab_size()
+                tokenizer.vocab_size()
             )));
         }
-        Ok(Generator { model, gguf, vocab, template })
+        let vocab = Vocabulary::builder()
+            .tokenizer(tokenizer.clone())
+            .stop_tokens(stop.into_iter().map(TokenId))
+            .model_vocab_size(model.vocab_size())
+            .build()
+            .map_err(|e| Error::Model(format!("vocabulary: {e}")))?;
+        Ok(Generator { model, gguf, tokenizer, vocab, template })
     }
 
     /// The tokenizer metadata of the file.
@@ -215,9 +224,15 @@ impl Generator {
         &self.gguf
     }
 
-    /// The vocabulary (tokenizer, trie, stop tokens).
+    /// The vocabulary as structgen sees it (trie, stop tokens, forced
+    /// tokens by the tokenizer), for building other matchers.
     pub fn vocabulary(&self) -> &Vocabulary {
         &self.vocab
+    }
+
+    /// The tokenizer read from the file.
+    pub fn tokenizer(&self) -> &Arc<bpe::Tokenizer> {
+        &self.tokenizer
     }
 
     /// The model.
@@ -238,7 +253,7 @@ impl Generator {
     /// (the template writes them), and the BOS token goes first when the
     /// file asks for it and the text does not start with it.
     pub fn encode_prompt(&self, text: &str) -> Vec<u32> {
-        let tok = self.vocab.tokenizer();
+        let tok = &self.tokenizer;
         let mut ids = match tok.encode_with_specials(text, Allowed::All) {
             Ok(ids) => ids,
             // Unreachable with `Allowed::All`; encode as plain text then.
@@ -272,7 +287,7 @@ impl Generator {
     pub fn generate(
         &self,
         prompt: &[u32],
-        grammar: Option<&earley::Grammar>,
+        grammar: Option<&Grammar>,
         params: &Params,
     ) -> Result<Generation, Error> {
         let pre = self.prefill(prompt)?;
@@ -288,7 +303,7 @@ impl Generator {
     pub fn generate_after(
         &self,
         pre: &Prefilled,
-        grammar: Option<&earley::Grammar>,
+        grammar: Option<&Grammar>,
         params: &Params,
     ) -> Result<Generation, Error> {
         let start = Instant::now();
@@ -364,7 +379,7 @@ impl Generator {
             let Some(pick) = pick else {
                 return Err(Error::Grammar("the mask allows no token (a dead end)".into()));
             };
-            if stop.contains(&pick.token) {
+            if stop.contains(&TokenId(pick.token)) {
                 break StopReason::Stop;
             }
             if let Some(c) = constraint.as_mut() {
@@ -375,9 +390,9 @@ impl Generator {
             g.steps.push(Step { token: pick.token, forced: false, gap: Some(pick.gap) });
             pending.push(pick.token);
         };
-        g.accepted = constraint.as_mut().map(Constraint::is_accepting);
+        g.accepted = constraint.as_ref().map(Constraint::is_accepting);
         let ids: Vec<u32> = g.steps.iter().map(|s| s.token).collect();
-        let bytes = self.vocab.tokenizer().decode(&ids).unwrap_or_default();
+        let bytes = self.tokenizer.decode(&ids).unwrap_or_default();
         g.output = String::from_utf8_lossy(&bytes).into_owned();
         g.generated_tokens = g.steps.len();
         g.total_ms = pre.prefill_ms + ms(start);

@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use structgen_generate::{Generator, GrammarSpec, Params, Weights};
+//! use structgen_generate::{Format, Generator, Params, Weights};
 //!
 //! let mut file = std::io::BufReader::new(std::fs::File::open("SmolLM2-135M-Instruct.Q4_1.gguf")?);
 //! let generator = Generator::load(&mut file, Weights::AsStored)?;
@@ -16,7 +16,7 @@
 //! let prompt = generator.encode_prompt(&generator.chat_prompt(&messages, None)?);
 //! let schema = serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}},
 //!                                 "required": ["name"]});
-//! let grammar = GrammarSpec::JsonSchema(schema).compile()?;
+//! let grammar = Format::JsonSchema(schema).compile()?;
 //! let g = generator.generate(&prompt, Some(&grammar), &Params::default())?;
 //! println!("{} ({} forward passes, {} forced tokens)", g.output, g.forward_passes, g.forced_tokens);
 //! # Ok(()) }
@@ -31,8 +31,11 @@
 //!   session is one sequence's KV cache.
 //! - [`ChatTemplate`] (`template.rs`): the file's Jinja template rendered by
 //!   `minijinja` as Hugging Face renders it.
-//! - [`Constraint`], [`Vocabulary`], [`GrammarSpec`] (`constraint.rs`):
-//!   the only module that uses structgen's matcher.
+//! - [`Format`], [`Constraint`] (`constraint.rs`): the only module that
+//!   uses structgen's front door; generation takes any
+//!   [`structgen::Grammar`] and runs it through a [`structgen::Matcher`]
+//!   over the model's [`structgen::Vocabulary`] (the file's tokenizer and
+//!   stop tokens, the model's padded vocabulary size).
 //! - [`ChatRequest`] (`request.rs`): OpenAI-style requests
 //!   (`response_format`, `tools`) to a prompt and a grammar, and the
 //!   `chat.completion` answer.
@@ -77,7 +80,7 @@ mod request;
 pub mod sampler;
 mod template;
 
-pub use constraint::{Constraint, GrammarSpec, Vocabulary};
+pub use constraint::{Constraint, Format};
 pub use error::Error;
 pub use generator::{Generation, Generator, Params, Prefilled, Step, StopReason};
 pub use model::{Model, Session, Weights};

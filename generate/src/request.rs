@@ -20,7 +20,7 @@
 
 use serde_json::{Value, json};
 
-use crate::constraint::GrammarSpec;
+use crate::constraint::Format;
 use crate::error::Error;
 use crate::generator::{Generation, Params, StopReason};
 
@@ -47,7 +47,7 @@ pub enum Answer {
     /// Free text.
     Text,
     /// Text under a grammar (`response_format`).
-    Constrained(GrammarSpec),
+    Constrained(Format),
     /// One or more tool calls (`tool_choice: "required"`).
     ToolCalls,
     /// Exactly one call to this function.
@@ -266,7 +266,7 @@ impl ChatRequest {
     }
 
     /// The grammar of the answer (`None` for free text).
-    pub fn grammar(&self) -> Option<GrammarSpec> {
+    pub fn grammar(&self) -> Option<Format> {
         let call = |t: &Tool| {
             json!({
                 "type": "object",
@@ -281,7 +281,7 @@ impl ChatRequest {
             if let Some(max) = max {
                 schema["maxItems"] = json!(max);
             }
-            GrammarSpec::JsonSchemaBetween {
+            Format::JsonSchemaBetween {
                 before: TOOL_CALL_OPEN.into(),
                 schema,
                 after: TOOL_CALL_CLOSE.into(),
@@ -336,13 +336,13 @@ fn response_format(v: Option<&Value>) -> Result<Answer, Error> {
     let Some(v) = v else { return Ok(Answer::Text) };
     match v.get("type").and_then(Value::as_str) {
         Some("text") => Ok(Answer::Text),
-        Some("json_object") => Ok(Answer::Constrained(GrammarSpec::JsonObject)),
+        Some("json_object") => Ok(Answer::Constrained(Format::JsonObject)),
         Some("json_schema") => {
             let schema = v
                 .get("json_schema")
                 .and_then(|j| j.get("schema"))
                 .ok_or_else(|| bad("response_format.json_schema", "no `schema`"))?;
-            Ok(Answer::Constrained(GrammarSpec::JsonSchema(schema.clone())))
+            Ok(Answer::Constrained(Format::JsonSchema(schema.clone())))
         }
         other => Err(bad("response_format.type", format!("unsupported {other:?}"))),
     }
@@ -399,7 +399,7 @@ mod tests {
         v["response_format"] = json!({"type": "json_object"});
         let r = ChatRequest::parse(&v).unwrap();
         assert!(r.tools.is_empty());
-        assert_eq!(r.answer, Answer::Constrained(GrammarSpec::JsonObject));
+        assert_eq!(r.answer, Answer::Constrained(Format::JsonObject));
         let bad = json!({"messages": [{"content": "x"}]});
         assert!(ChatRequest::parse(&bad).unwrap_err().to_string().contains("messages[0]"));
     }

@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use generate::{ChatRequest, Generator, GrammarSpec, Params, StopReason, Weights};
+use generate::{ChatRequest, Generator, Format, Params, StopReason, Weights};
 use serde_json::{Value, json};
 
 fn generator(what: &str) -> Option<&'static Generator> {
@@ -31,7 +31,7 @@ fn a_json_schema_generation_is_valid_and_forcing_saves_passes() {
         "required": ["name", "age", "pet"],
         "additionalProperties": false,
     });
-    let grammar = GrammarSpec::JsonSchema(schema.clone()).compile().unwrap();
+    let grammar = Format::JsonSchema(schema.clone()).compile().unwrap();
     let p = prompt(g, "Describe a person as JSON with a name, an age and a pet.");
     let pre = g.prefill(&p).unwrap();
     let on = g.generate_after(&pre, Some(&grammar), &Params::default().with_max_tokens(60)).unwrap();
@@ -62,7 +62,7 @@ fn a_lark_grammar_generation_matches_an_independent_regex() {
 start: "Colors: " COLOR (", " COLOR){1,2} "."
 COLOR: "red" | "green" | "blue" | "yellow" | "black" | "white"
 "#;
-    let grammar = GrammarSpec::Lark(lark.into()).compile().unwrap();
+    let grammar = Format::Lark(lark.into()).compile().unwrap();
     let p = prompt(g, "Name two or three colors.");
     let out = g.generate(&p, Some(&grammar), &Params::default().with_max_tokens(30)).unwrap();
     let re = fancy_regex::Regex::new(
@@ -77,7 +77,7 @@ COLOR: "red" | "green" | "blue" | "yellow" | "black" | "white"
 fn a_regex_generation_matches_the_regex_and_sampling_is_seeded() {
     let Some(g) = generator("generation under a regex") else { return };
     let pattern = r"[A-Z][a-z]{2,9} (19|20)[0-9]{2}";
-    let grammar = GrammarSpec::Regex(pattern.into()).compile().unwrap();
+    let grammar = Format::Regex(pattern.into()).compile().unwrap();
     let p = prompt(g, "Give a first name and a birth year.");
     let params = Params::default().with_max_tokens(20).with_sampling(0.8, 0.95, 7);
     let a = g.generate(&p, Some(&grammar), &params).unwrap();

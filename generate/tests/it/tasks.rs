@@ -3,7 +3,7 @@
 //! schema that both structgen and the independent validator compile, and
 //! a valid instance exists for each (the MaskBench test it was chosen by).
 
-use generate::GrammarSpec;
+use generate::Format;
 use serde_json::Value;
 
 #[test]
@@ -16,7 +16,7 @@ fn every_task_compiles_for_both_checkers() {
         let id = task["id"].as_str().unwrap();
         assert!(task["prompt"].as_str().is_some_and(|p| p.len() > 40), "{id}: prompt");
         let schema = &task["schema"];
-        GrammarSpec::JsonSchema(schema.clone())
+        Format::JsonSchema(schema.clone())
             .compile()
             .unwrap_or_else(|e| panic!("{id}: structgen cannot compile the schema: {e}"));
         json_validator::options()

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use generate::{ChatRequest, Generation, Generator, GrammarSpec, Params, Weights};
+use generate::{ChatRequest, Generation, Generator, Format, Params, Weights};
 use serde_json::{Value, json};
 
 use super::common::read_maybe_gz;
@@ -107,7 +107,7 @@ pub(crate) fn run(args: GenerateArgs) -> Result<ExitCode> {
         return run_request(&generator, &args, path, &params);
     }
     let spec = grammar_spec(&args)?;
-    let grammar = spec.as_ref().map(GrammarSpec::compile).transpose()?;
+    let grammar = spec.as_ref().map(Format::compile).transpose()?;
     let text = prompt_text(&generator, &args)?;
     let prompt = generator.encode_prompt(&text);
     let g = generator.generate(&prompt, grammar.as_ref(), &params)?;
@@ -135,22 +135,22 @@ pub(crate) fn load(args: &GenerateArgs) -> Result<Generator> {
 }
 
 /// The grammar the arguments name, if any.
-fn grammar_spec(args: &GenerateArgs) -> Result<Option<GrammarSpec>> {
+fn grammar_spec(args: &GenerateArgs) -> Result<Option<Format>> {
     if let Some(path) = &args.schema {
         let schema: Value = serde_json::from_slice(&read_maybe_gz(path)?)
             .with_context(|| format!("`{}` is not JSON", path.display()))?;
-        return Ok(Some(GrammarSpec::JsonSchema(schema)));
+        return Ok(Some(Format::JsonSchema(schema)));
     }
     if let Some(path) = &args.grammar {
         let src = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read `{}`", path.display()))?;
         return match path.extension().and_then(|e| e.to_str()) {
-            Some("lark") => Ok(Some(GrammarSpec::Lark(src))),
-            Some("gbnf") => Ok(Some(GrammarSpec::Gbnf(src))),
+            Some("lark") => Ok(Some(Format::Lark(src))),
+            Some("gbnf") => Ok(Some(Format::Gbnf(src))),
             _ => bail!("`{}`: expected a .lark or .gbnf grammar", path.display()),
         };
     }
-    Ok(args.regex.clone().map(GrammarSpec::Regex))
+    Ok(args.regex.clone().map(Format::Regex))
 }
 
 /// The prompt text: --prompt through the chat template (or raw), or the

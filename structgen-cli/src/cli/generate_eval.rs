@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use generate::{Generation, Generator, GrammarSpec, Params, StopReason};
+use generate::{Generation, Generator, Format, Params, StopReason};
 use serde_json::{Value, json};
 
 use super::common::read_maybe_gz;
@@ -189,7 +189,7 @@ pub(crate) fn run(
     let mut per_task = Vec::new();
     let mut out = std::io::stdout().lock();
     for (k, task) in tasks.iter().enumerate() {
-        let grammar = GrammarSpec::JsonSchema(task.schema.clone())
+        let grammar = Format::JsonSchema(task.schema.clone())
             .compile()
             .with_context(|| format!("task {}: the schema does not compile", task.id))?;
         let validator = json_validator::options().should_validate_formats(true).build(&task.schema).ok();

@@ -383,9 +383,9 @@ mod tests {
         assert_eq!(msgs.len(), 2);
         assert!(msgs[0]["content"].as_str().unwrap().contains("\"get_weather\""));
         let g = r.grammar().unwrap().compile().unwrap();
-        assert!(g.accepts(br#"<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_call>"#).unwrap());
-        assert!(!g.accepts(br#"<tool_call>[{"name": "get_weather", "arguments": {}}]</tool_call>"#).unwrap());
-        assert!(!g.accepts(br#"<tool_call>[]</tool_call>"#).unwrap());
+        assert!(g.accepts(br#"<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_call>"#));
+        assert!(!g.accepts(br#"<tool_call>[{"name": "get_weather", "arguments": {}}]</tool_call>"#));
+        assert!(!g.accepts(br#"<tool_call>[]</tool_call>"#));
     }
 
     #[test]

@@ -179,7 +179,9 @@ mod tests {
     fn ascii_keys_group_only_equivalent_bytes() {
         // Bytes with one key must split alike after every context.
         let contexts = ["", "a", "A", "1", " ", "'", "\"", "ab'", " \n", "x/", "Ab"];
-        for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::Gpt2Digits] {
+        for p in
+            [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::Gpt2Digits]
+        {
             for a in 0u8..128 {
                 for b in 0u8..128 {
                     if ascii_key(a) != ascii_key(b) || a == b {

@@ -71,7 +71,8 @@ impl Format {
             Format::Gbnf(src) => GrammarSpec::Gbnf(src.clone()),
             Format::Regex(src) => GrammarSpec::Regex(src.clone()),
         };
-        Grammar::compile(&spec, &opts).map_err(|e| Error::Grammar(format!("{}: {e}", spec.kind_name())))
+        Grammar::compile(&spec, &opts)
+            .map_err(|e| Error::Grammar(format!("{}: {e}", spec.kind_name())))
     }
 }
 

@@ -245,7 +245,11 @@ impl Generator {
     ///
     /// # Errors
     /// The template failed.
-    pub fn chat_prompt(&self, messages: &[Value], tools: Option<&[Value]>) -> Result<String, Error> {
+    pub fn chat_prompt(
+        &self,
+        messages: &[Value],
+        tools: Option<&[Value]>,
+    ) -> Result<String, Error> {
         self.template.render(messages, tools, true)
     }
 

@@ -77,9 +77,8 @@ impl Model {
                 "architecture `{architecture}`: only `llama` models are supported"
             )));
         }
-        let meta_usize = |key: &str| {
-            content.metadata.get(key).and_then(|v| v.to_u32().ok()).map(|v| v as usize)
-        };
+        let meta_usize =
+            |key: &str| content.metadata.get(key).and_then(|v| v.to_u32().ok()).map(|v| v as usize);
         let context_length = meta_usize("llama.context_length").unwrap_or(MAX_SEQ_LEN);
         let context_length = context_length.min(MAX_SEQ_LEN);
         let vocab_size = match content.tensor_infos.get("token_embd.weight") {

@@ -90,7 +90,9 @@ fn content_text(content: Option<&Value>, path: &str) -> Result<String, Error> {
             for (i, p) in parts.iter().enumerate() {
                 match p.get("text").and_then(Value::as_str) {
                     Some(t) => out.push_str(t),
-                    None => return Err(bad(&format!("{path}[{i}]"), "only text parts are supported")),
+                    None => {
+                        return Err(bad(&format!("{path}[{i}]"), "only text parts are supported"));
+                    }
                 }
             }
             Ok(out)
@@ -126,8 +128,10 @@ pub fn json_dumps(v: &Value) -> String {
             format!("[{}]", inner.join(", "))
         }
         Value::Object(map) => {
-            let inner: Vec<String> =
-                map.iter().map(|(k, v)| format!("{}: {}", Value::from(k.as_str()), json_dumps(v))).collect();
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::from(k.as_str()), json_dumps(v)))
+                .collect();
             format!("{{{}}}", inner.join(", "))
         }
         other => other.to_string(),
@@ -194,7 +198,9 @@ impl ChatRequest {
                     .get("function")
                     .and_then(|f| f.get("name"))
                     .and_then(Value::as_str)
-                    .ok_or_else(|| bad("tool_choice", "expected {\"function\": {\"name\": ...}}"))?;
+                    .ok_or_else(|| {
+                        bad("tool_choice", "expected {\"function\": {\"name\": ...}}")
+                    })?;
                 if !tools.iter().any(|t| t.name == name) {
                     return Err(bad("tool_choice.function.name", format!("no tool `{name}`")));
                 }
@@ -383,8 +389,12 @@ mod tests {
         assert_eq!(msgs.len(), 2);
         assert!(msgs[0]["content"].as_str().unwrap().contains("\"get_weather\""));
         let g = r.grammar().unwrap().compile().unwrap();
-        assert!(g.accepts(br#"<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_call>"#));
-        assert!(!g.accepts(br#"<tool_call>[{"name": "get_weather", "arguments": {}}]</tool_call>"#));
+        assert!(g.accepts(
+            br#"<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_call>"#
+        ));
+        assert!(
+            !g.accepts(br#"<tool_call>[{"name": "get_weather", "arguments": {}}]</tool_call>"#)
+        );
         assert!(!g.accepts(br#"<tool_call>[]</tool_call>"#));
     }
 

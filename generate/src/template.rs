@@ -105,8 +105,7 @@ mod tests {
             "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by \
              Hugging Face<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
         );
-        let with_system =
-            [json!({"role": "system", "content": "Be brief."}), user[0].clone()];
+        let with_system = [json!({"role": "system", "content": "Be brief."}), user[0].clone()];
         assert_eq!(
             t.render(&with_system, None, false).unwrap(),
             "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"

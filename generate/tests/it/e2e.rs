@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use generate::{ChatRequest, Generator, Format, Params, StopReason, Weights};
+use generate::{ChatRequest, Format, Generator, Params, StopReason, Weights};
 use serde_json::{Value, json};
 
 fn generator(what: &str) -> Option<&'static Generator> {
@@ -34,7 +34,8 @@ fn a_json_schema_generation_is_valid_and_forcing_saves_passes() {
     let grammar = Format::JsonSchema(schema.clone()).compile().unwrap();
     let p = prompt(g, "Describe a person as JSON with a name, an age and a pet.");
     let pre = g.prefill(&p).unwrap();
-    let on = g.generate_after(&pre, Some(&grammar), &Params::default().with_max_tokens(60)).unwrap();
+    let on =
+        g.generate_after(&pre, Some(&grammar), &Params::default().with_max_tokens(60)).unwrap();
     assert_eq!(on.stop_reason, StopReason::Stop, "{on:?}");
     assert_eq!(on.accepted, Some(true));
     let doc: Value = serde_json::from_str(&on.output).unwrap();
@@ -42,10 +43,18 @@ fn a_json_schema_generation_is_valid_and_forcing_saves_passes() {
     assert!(validator.is_valid(&doc), "{}", on.output);
     // `{"name": "` and `", "age": ` are forced at least.
     assert!(on.forced_tokens >= 4, "{on:?}");
-    assert_eq!(on.forward_passes, 1 + on.generated_tokens - on.forced_tokens, "one pass per sampled token");
+    assert_eq!(
+        on.forward_passes,
+        1 + on.generated_tokens - on.forced_tokens,
+        "one pass per sampled token"
+    );
 
     let off = g
-        .generate_after(&pre, Some(&grammar), &Params::default().with_max_tokens(60).with_forcing(false))
+        .generate_after(
+            &pre,
+            Some(&grammar),
+            &Params::default().with_max_tokens(60).with_forcing(false),
+        )
         .unwrap();
     assert_eq!(off.forced_tokens, 0);
     assert_eq!(off.forward_passes, 1 + off.generated_tokens, "a pass per token and the stop");
@@ -107,7 +116,8 @@ fn a_required_tool_call_has_valid_arguments() {
     let r = ChatRequest::parse(&req).unwrap();
     let grammar = r.grammar().unwrap().compile().unwrap();
     let text = g.chat_prompt(&r.prompt_messages(), None).unwrap();
-    let out = g.generate(&g.encode_prompt(&text), Some(&grammar), &r.params(&Params::default())).unwrap();
+    let out =
+        g.generate(&g.encode_prompt(&text), Some(&grammar), &r.params(&Params::default())).unwrap();
     let answer = r.response(&out, "smollm2");
     let call = &answer["choices"][0]["message"]["tool_calls"][0]["function"];
     assert_eq!(call["name"], "get_weather", "{answer}");

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use generate::{ChatRequest, Generation, Generator, Format, Params, Weights};
+use generate::{ChatRequest, Format, Generation, Generator, Params, Weights};
 use serde_json::{Value, json};
 
 use super::common::read_maybe_gz;

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use generate::{Generation, Generator, Format, Params, StopReason};
+use generate::{Format, Generation, Generator, Params, StopReason};
 use serde_json::{Value, json};
 
 use super::common::read_maybe_gz;
@@ -39,8 +39,10 @@ fn read_tasks(path: &Path) -> Result<Vec<Task>> {
             (_, Some(p)) => vec![json!({"role": "user", "content": p})],
             _ => bail!("{}: no \"prompt\" string or \"messages\" list", at()),
         };
-        let schema = v.get("schema").cloned().with_context(|| format!("{}: no \"schema\"", at()))?;
-        let id = v.get("id").and_then(Value::as_str).map_or_else(|| format!("{}", i + 1), str::to_owned);
+        let schema =
+            v.get("schema").cloned().with_context(|| format!("{}: no \"schema\"", at()))?;
+        let id =
+            v.get("id").and_then(Value::as_str).map_or_else(|| format!("{}", i + 1), str::to_owned);
         tasks.push(Task { id, messages, schema });
     }
     Ok(tasks)
@@ -145,7 +147,9 @@ impl Totals {
 /// and why.
 fn compare(on: &Generation, off: &Generation) -> Value {
     let first = on.steps.iter().zip(&off.steps).position(|(a, b)| a.token != b.token);
-    let first = first.or_else(|| (on.steps.len() != off.steps.len()).then(|| on.steps.len().min(off.steps.len())));
+    let first = first.or_else(|| {
+        (on.steps.len() != off.steps.len()).then(|| on.steps.len().min(off.steps.len()))
+    });
     let Some(i) = first else {
         return json!({"identical": true, "same_text": on.output == off.output});
     };
@@ -192,7 +196,8 @@ pub(crate) fn run(
         let grammar = Format::JsonSchema(task.schema.clone())
             .compile()
             .with_context(|| format!("task {}: the schema does not compile", task.id))?;
-        let validator = json_validator::options().should_validate_formats(true).build(&task.schema).ok();
+        let validator =
+            json_validator::options().should_validate_formats(true).build(&task.schema).ok();
         let text = generator.chat_prompt(&task.messages, None)?;
         let pre = generator.prefill(&generator.encode_prompt(&text))?;
         let g = generator.generate_after(&pre, Some(&grammar), &params)?;
@@ -231,7 +236,13 @@ pub(crate) fn run(
                 g.forced_tokens,
                 g.forward_passes,
                 g.total_ms / 1e3,
-                if c.valid { "valid" } else if c.json { "JSON, INVALID" } else { "NOT JSON" },
+                if c.valid {
+                    "valid"
+                } else if c.json {
+                    "JSON, INVALID"
+                } else {
+                    "NOT JSON"
+                },
                 if g.stop_reason == StopReason::MaxTokens { ", AT THE TOKEN LIMIT" } else { "" },
             );
         }
@@ -269,8 +280,17 @@ pub(crate) fn run(
     if args.json {
         writeln!(out, "{}", json!({"summary": summary, "tasks": per_task}))?;
     } else {
-        writeln!(out, "{} tasks, --max-tokens {}, model loaded in {:.0} ms\n", tasks.len(), args.max_tokens, load_ms)?;
-        writeln!(out, "| run | valid (independent validator) | JSON | at token limit | tokens | forward passes | tokens/s | mask + forcing share, mean / max | total s |")?;
+        writeln!(
+            out,
+            "{} tasks, --max-tokens {}, model loaded in {:.0} ms\n",
+            tasks.len(),
+            args.max_tokens,
+            load_ms
+        )?;
+        writeln!(
+            out,
+            "| run | valid (independent validator) | JSON | at token limit | tokens | forward passes | tokens/s | mask + forcing share, mean / max | total s |"
+        )?;
         writeln!(out, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")?;
         writeln!(out, "{}", on.line(&format!("constrained, {on_name}")))?;
         if args.compare_forcing {

@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::error::LoadError;
-use crate::model::{Model, Rules, Symbols};
+use crate::model::{Gaps, Model, NO_TOKEN, Rules, Symbols};
 use crate::pretok::Pattern;
 use crate::tokenizer::{Normalizer, Prefix, Tokenizer};
 use crate::vocab::{ByteMap, Kind, MAX_ID, Tokens};
@@ -403,26 +403,47 @@ impl Tokenizer {
             pairs.insert((u64::from(ia) << 32) | u64::from(ib), (index as u32, ir));
         }
 
+        let unk = || match s(model, "unk_token") {
+            Some(name) => id_of.get(name).copied().map(Some).ok_or_else(|| LoadError::Token {
+                token: name.to_owned(),
+                message: "the unknown token is not in the vocabulary".into(),
+            }),
+            None => Ok(None),
+        };
+        let fuse_unk = model.get("fuse_unk").and_then(Value::as_bool).unwrap_or(false);
+        let mut gaps = None;
         let symbols = if byte_level {
-            let mut ids = Box::new([0u32; 256]);
+            let mut ids = Box::new([NO_TOKEN; 256]);
             for b in 0..=255u8 {
-                ids[b as usize] = map.get(&tokens, &[b]).ok_or_else(|| LoadError::Token {
-                    token: format!("<0x{b:02X}>"),
-                    message: "the byte-level vocabulary has no token for this byte".into(),
-                })?;
+                if let Some(id) = map.get(&tokens, &[b]) {
+                    ids[b as usize] = id;
+                }
+            }
+            if ids.contains(&NO_TOKEN) {
+                // Before the unknown token, Hugging Face tries the
+                // byte-fallback tokens `<0xNN>` of the UTF-8 bytes of the
+                // byte's character, which here spell six characters each,
+                // not a byte: not supported.
+                for (&c, &b) in &decoder {
+                    let mut utf8 = [0u8; 4];
+                    if byte_fallback
+                        && ids[b as usize] == NO_TOKEN
+                        && c.encode_utf8(&mut utf8)
+                            .bytes()
+                            .all(|u| id_of.contains_key(format!("<0x{u:02X}>").as_str()))
+                    {
+                        return Err(unsupported(format!(
+                            "byte_fallback tokens for byte 0x{b:02X} of a byte-level vocabulary \
+                             that has no token for it"
+                        )));
+                    }
+                }
+                gaps = Some(Gaps { unk: unk()?, fuse_unk });
             }
             Symbols::Bytes(ids)
         } else {
-            let unk = match s(model, "unk_token") {
-                Some(name) => Some(id_of.get(name).copied().ok_or_else(|| LoadError::Token {
-                    token: name.to_owned(),
-                    message: "the unknown token is not in the vocabulary".into(),
-                })?),
-                None => None,
-            };
-            let fuse_unk = model.get("fuse_unk").and_then(Value::as_bool).unwrap_or(false);
             let fallback = byte_fallback.then(|| Box::new(fallback));
-            Symbols::Chars { fallback, unk, fuse_unk }
+            Symbols::Chars { fallback, unk: unk()?, fuse_unk }
         };
         // SentencePiece-style files have no split pattern, so BPE would run
         // on the whole text; when no token holds a space after another
@@ -439,6 +460,7 @@ impl Tokenizer {
         }
         let model = Model {
             symbols,
+            gaps,
             rules: Rules::Pairs(pairs),
             whole_piece: ignore_merges,
             map,

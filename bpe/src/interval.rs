@@ -92,7 +92,12 @@ impl<'t> IntervalEncoding<'t> {
         let mut iv = IntervalEncoding {
             tok,
             text,
-            fast: tok.restartable() && text.len() < u32::MAX as usize - 1,
+            // A byte without a token (`model::Gaps`) breaks the tables'
+            // premise that every byte is a token: such texts count each
+            // range.
+            fast: tok.restartable()
+                && text.len() < u32::MAX as usize - 1
+                && !tok.model.has_gap(text.as_bytes()),
             bounds: Vec::new(),
             cum: Vec::new(),
             safe: Vec::new(),

@@ -10,7 +10,6 @@
 //! from the file. (llama.cpp's own tokenizer is checked on a developer
 //! machine through llama-cpp-python; see `generate/DESIGN.md`.)
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use bpe::{Allowed, GgufVocab, Tokenizer};
@@ -48,13 +47,10 @@ fn reference(v: &GgufVocab) -> tokenizers::Tokenizer {
     assert_eq!(v.model, "gpt2");
     assert_eq!(v.pre.as_deref(), Some("smollm"));
     let special = |id: usize| v.token_types[id] == 3;
-    let vocab: HashMap<String, u32> = v
-        .tokens
-        .iter()
-        .enumerate()
-        .filter(|&(id, _)| !special(id))
-        .map(|(id, t)| (t.clone(), id as u32))
-        .collect();
+    // Special tokens too, so that adding them below keeps their ids (as
+    // in SmolLM2's own `tokenizer.json`); no merge forms them.
+    let vocab: tokenizers::models::bpe::Vocab =
+        v.tokens.iter().enumerate().map(|(id, t)| (t.clone(), id as u32)).collect();
     let merges: Vec<(String, String)> = v
         .merges
         .iter()
@@ -96,7 +92,24 @@ fn check(p: &Pair, text: &str) {
             piece(&theirs).map(|b| String::from_utf8_lossy(&b).into_owned()),
         );
     }
-    assert_eq!(p.ours.decode_to_string(&ours).unwrap(), text, "round trip");
+    // Bytes without a token are dropped (the file names no unknown token
+    // for Hugging Face to put in their place).
+    let kept: Vec<u8> = text.bytes().filter(|b| !missing(p).contains(b)).collect();
+    assert_eq!(p.ours.decode(&ours).unwrap(), kept, "round trip");
+}
+
+/// The bytes SmolLM2's byte-level vocabulary has no token for.
+fn missing(p: &Pair) -> &[u8] {
+    static M: OnceLock<Vec<u8>> = OnceLock::new();
+    M.get_or_init(|| {
+        let mut has = [false; 256];
+        for id in 0..p.ours.vocab_size() as u32 {
+            if let Some(&[b]) = p.ours.token_bytes(id).filter(|_| !p.ours.is_special(id)) {
+                has[b as usize] = true;
+            }
+        }
+        (0..=255u8).filter(|&b| !has[b as usize]).collect()
+    })
 }
 
 fn char_floor(text: &str, mut i: usize) -> usize {
@@ -190,6 +203,16 @@ fn utf8_stress_text_equals_hf_tokenizers() {
         "\u{0}",
         "\u{7f}",
         "\u{10ffff}",
+        // Bytes without a token, alone and inside pieces.
+        "\u{4}",
+        "\u{6}",
+        "\u{13}\u{14}",
+        "\u{16}",
+        "\u{1d}",
+        "!\u{4}!",
+        "(\u{1d})",
+        "\u{40000}",
+        "\u{80000}",
     ];
     let mut rng = SmallRng::seed_from_u64(24);
     for _ in 0..3_000 {
@@ -219,4 +242,31 @@ fn chat_turns_with_special_tokens_equal_hf_tokenizers() {
     let ours = p.ours.encode_with_specials(text, Allowed::All).unwrap();
     assert_eq!(ours, hf_ids(p, text));
     assert_eq!(ours[0], 1);
+}
+
+/// SmolLM2 has no token for 21 bytes; Hugging Face drops them from a piece
+/// (no unknown token is named), and the bytes around them may then merge.
+#[test]
+fn bytes_without_a_token_are_dropped_as_hf_tokenizers_does() {
+    let Some(p) = pair("gguf tokenizer vs HF on bytes without a token") else { return };
+    let mut want = vec![0x04, 0x06, 0x13, 0x14, 0x16, 0x1D, 0xC0, 0xC1, 0xF1, 0xF2];
+    want.extend(0xF5..=0xFF);
+    assert_eq!(missing(p), want);
+    for text in [
+        "\u{4}",
+        "a\u{4}b",
+        "!\u{4}!",
+        "==\u{13}==",
+        "\u{1d}\u{1d}\u{1d}",
+        "{\"k\": \"\u{6}\"}",
+        "\u{40000}\u{80000}",
+        " \u{16}\n",
+    ] {
+        check(p, text);
+    }
+    // A merge across a dropped byte: `!` and `!` meet.
+    let bang2 = p.ours.encode("!!");
+    assert_eq!(bang2.len(), 1);
+    assert_eq!(p.ours.encode("!\u{4}!"), bang2);
+    assert!(p.ours.encode("\u{4}\u{6}").is_empty());
 }

@@ -12,6 +12,14 @@
 //!
 //! Merge priority is the position in `model.merges` (not the token id).
 //! Added tokens become special tokens (matched by name only when allowed).
+//!
+//! A byte-level vocabulary need not have a token for every byte (SmolLM2
+//! lacks 21); see `model::Gaps` for what encoding does with such a byte
+//! (Hugging Face's behaviour: dropped, or the unknown token). Errors where
+//! Hugging Face would encode differently from us: `byte_fallback` tokens for
+//! a byte without a token (HF would spell its character with them), and an
+//! `unk_token` that is not in the vocabulary (HF fails when encoding a text
+//! holding such a byte; we refuse the file when it lacks a byte token).
 
 use rustc_hash::FxHashMap;
 use serde_json::Value;

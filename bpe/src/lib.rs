@@ -29,6 +29,15 @@
 //! Token ids are plain `u32`. [`Tokenizer::token_bytes`] gives the exact
 //! bytes of a token (after byte-level, `▁` and `<0xNN>` decoding).
 //!
+//! A byte-level vocabulary may lack the token of a byte (SmolLM2 has none
+//! for 21 of the 256: six control characters and bytes never or rarely in
+//! UTF-8; [`Tokenizer::byte_has_token`] tells). Encoding then does what
+//! Hugging Face `tokenizers` does: the byte is dropped from its piece (its
+//! neighbours may merge: `!\x04!` encodes as `!!`), or becomes the unknown
+//! token when the file names one (fused with `fuse_unk`). So
+//! `decode(encode(text))` is `text` without those bytes, and no token
+//! sequence spells them. The restarting encoders below agree.
+//!
 //! # Special tokens
 //! tiktoken semantics: [`Tokenizer::encode`] treats special-token names as
 //! ordinary text; [`Tokenizer::encode_with_specials`] turns the names of

@@ -69,7 +69,8 @@ pub(crate) struct GenerateArgs {
     /// 3× faster on CPUs with AVX2, slightly different logits).
     #[arg(long, value_enum, default_value_t = WeightsArg::AsStored)]
     pub(crate) weights: WeightsArg,
-    /// Print one JSON object (output and figures) instead of text.
+    /// Print one JSON object (output and figures) instead of text; with
+    /// --eval, one line per task as it ends, then the summary.
     #[arg(long)]
     pub(crate) json: bool,
     /// With --eval: also run each prompt without a grammar.

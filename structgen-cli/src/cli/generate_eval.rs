@@ -190,7 +190,6 @@ pub(crate) fn run(
     let mut free = Totals::default();
     let (mut identical, mut same_text, mut compared) = (0usize, 0usize, 0usize);
     let mut differences = Vec::new();
-    let mut per_task = Vec::new();
     let mut out = std::io::stdout().lock();
     for (k, task) in tasks.iter().enumerate() {
         let grammar = Format::JsonSchema(task.schema.clone())
@@ -226,27 +225,31 @@ pub(crate) fn run(
             free.add(&u, cu);
             entry["unconstrained"] = run_json(&u, cu);
         }
-        if !args.json {
-            eprintln!(
-                "[{}/{}] {}: {} tokens ({} forced), {} passes, {:.1} s, {}{}",
-                k + 1,
-                tasks.len(),
-                task.id,
-                g.generated_tokens,
-                g.forced_tokens,
-                g.forward_passes,
-                g.total_ms / 1e3,
-                if c.valid {
-                    "valid"
-                } else if c.json {
-                    "JSON, INVALID"
-                } else {
-                    "NOT JSON"
-                },
-                if g.stop_reason == StopReason::MaxTokens { ", AT THE TOKEN LIMIT" } else { "" },
-            );
+        eprintln!(
+            "[{}/{}] {}: {} tokens ({} forced), {} passes, {:.1} s, mask + forcing {:.2}%, {}{}",
+            k + 1,
+            tasks.len(),
+            task.id,
+            g.generated_tokens,
+            g.forced_tokens,
+            g.forward_passes,
+            g.total_ms / 1e3,
+            100.0 * (g.mask_ms + g.forced_ms) / g.total_ms.max(1e-9),
+            if c.valid {
+                "valid"
+            } else if c.json {
+                "JSON, INVALID"
+            } else {
+                "NOT JSON"
+            },
+            if g.stop_reason == StopReason::MaxTokens { ", AT THE TOKEN LIMIT" } else { "" },
+        );
+        if args.json {
+            // One line per task as it ends, so a long run that is stopped
+            // still leaves every finished task's figures.
+            writeln!(out, "{}", json!({"task": entry}))?;
+            out.flush()?;
         }
-        per_task.push(entry);
     }
     let (on_name, off_name) =
         if params.forcing { ("forcing on", "forcing off") } else { ("forcing off", "forcing on") };
@@ -278,7 +281,7 @@ pub(crate) fn run(
         summary["unconstrained"] = free.json();
     }
     if args.json {
-        writeln!(out, "{}", json!({"summary": summary, "tasks": per_task}))?;
+        writeln!(out, "{}", json!({"summary": summary}))?;
     } else {
         writeln!(
             out,

@@ -53,11 +53,29 @@ pub struct Params {
     pub max_tokens: usize,
     /// Append forced tokens without model calls (default on).
     pub forcing: bool,
+    /// The repetition penalty of llama.cpp and Hugging Face
+    /// (`repeat_penalty`, `repetition_penalty`): the logit of each token
+    /// among the last [`repeat_last_n`](Self::repeat_last_n) generated ones
+    /// (forced ones included) is divided by it when positive and multiplied
+    /// by it when negative. 1 (the default) is off. A small model under
+    /// greedy decoding tends to repeat a list item until the token limit;
+    /// a penalty of about 1.1 makes closing the list win.
+    pub repeat_penalty: f32,
+    /// How many of the last generated tokens the penalty looks at (default 64).
+    pub repeat_last_n: usize,
 }
 
 impl Default for Params {
     fn default() -> Params {
-        Params { temperature: 0.0, top_p: 1.0, seed: 0, max_tokens: 512, forcing: true }
+        Params {
+            temperature: 0.0,
+            top_p: 1.0,
+            seed: 0,
+            max_tokens: 512,
+            forcing: true,
+            repeat_penalty: 1.0,
+            repeat_last_n: 64,
+        }
     }
 }
 
@@ -71,6 +89,14 @@ impl Params {
     /// These parameters with forcing on or off.
     pub fn with_forcing(mut self, on: bool) -> Params {
         self.forcing = on;
+        self
+    }
+
+    /// These parameters with a repetition penalty over the last `last_n`
+    /// tokens (see [`repeat_penalty`](Self::repeat_penalty)).
+    pub fn with_repeat_penalty(mut self, penalty: f32, last_n: usize) -> Params {
+        self.repeat_penalty = penalty;
+        self.repeat_last_n = last_n;
         self
     }
 
@@ -378,6 +404,11 @@ impl Generator {
                 g.mask_ms += ms(t);
             }
             let t = Instant::now();
+            if params.repeat_penalty != 1.0 {
+                let recent = g.steps.len().saturating_sub(params.repeat_last_n);
+                let recent = g.steps[recent..].iter().map(|s| s.token);
+                sampler::penalize(&mut logits, recent, params.repeat_penalty);
+            }
             let pick = sampler::sample(&logits, params.temperature, params.top_p, &mut rng);
             g.sample_ms += ms(t);
             let Some(pick) = pick else {

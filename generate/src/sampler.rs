@@ -15,6 +15,22 @@ pub struct Pick {
     pub gap: f32,
 }
 
+/// Applies the repetition penalty to `logits`: each token of `recent`
+/// (repeats counted once) has its logit divided by `penalty` when positive,
+/// multiplied when negative, so `penalty > 1` makes it less likely either
+/// way. Masked logits stay negative infinity; ids past the logits are
+/// ignored.
+pub fn penalize(logits: &mut [f32], recent: impl Iterator<Item = u32>, penalty: f32) {
+    let mut seen: Vec<u32> = recent.collect();
+    seen.sort_unstable();
+    seen.dedup();
+    for t in seen {
+        if let Some(l) = logits.get_mut(t as usize) {
+            *l = if *l > 0.0 { *l / penalty } else { *l * penalty };
+        }
+    }
+}
+
 /// Picks a token from `logits` (masked tokens are negative infinity);
 /// `None` when every logit is masked.
 ///
@@ -89,6 +105,17 @@ mod tests {
         let p = sample(&[f32::NEG_INFINITY, 4.0], 0.0, 1.0, &mut rng).unwrap();
         assert_eq!((p.token, p.gap), (1, f32::INFINITY));
         assert_eq!(sample(&[f32::NEG_INFINITY; 3], 0.7, 0.9, &mut rng), None);
+    }
+
+    #[test]
+    fn the_repetition_penalty_lowers_recent_tokens_once_each() {
+        let mut logits = [2.0, -2.0, 3.0, f32::NEG_INFINITY, 1.0];
+        penalize(&mut logits, [0, 1, 0, 3, 99].into_iter(), 2.0);
+        assert_eq!(logits, [1.0, -4.0, 3.0, f32::NEG_INFINITY, 1.0]);
+        let mut rng = SmallRng::seed_from_u64(0);
+        let mut logits = [3.0, 2.0];
+        penalize(&mut logits, [0].into_iter(), 1.6);
+        assert_eq!(sample(&logits, 0.0, 1.0, &mut rng).unwrap().token, 1);
     }
 
     #[test]

@@ -98,7 +98,7 @@ fn clip(text: &str) -> String {
 }
 
 /// A short description of a schema's values (`text`, `an integer from 1`,
-/// `one of "a", "b"`, `a list of numbers`, ...).
+/// `one of "a", "b"`, `a list of 1 to 3 items, each item a number`, ...).
 fn kind(s: &Value, depth: usize) -> String {
     if let Some(values) = s.get("enum").and_then(Value::as_array) {
         let shown: Vec<String> = values.iter().take(8).map(Value::to_string).collect();
@@ -125,10 +125,15 @@ fn kind(s: &Value, depth: usize) -> String {
             "number" => "a number".to_owned(),
             "boolean" => "true or false".to_owned(),
             "null" => "null".to_owned(),
-            "array" => match s.get("items") {
-                Some(items) if depth < 2 => format!("a list, each item {}", kind(items, depth + 1)),
-                _ => "a list".to_owned(),
-            },
+            "array" => {
+                let count = list_count(s);
+                match s.get("items") {
+                    Some(items) if depth < 2 => {
+                        format!("a list of {count}, each item {}", kind(items, depth + 1))
+                    }
+                    _ => format!("a list of {count}"),
+                }
+            }
             "object" => match s.get("properties").and_then(Value::as_object) {
                 Some(p) if !p.is_empty() => {
                     let keys: Vec<String> = p.keys().take(8).map(|k| format!("\"{k}\"")).collect();
@@ -158,6 +163,24 @@ fn kind(s: &Value, depth: usize) -> String {
         parts.push(p);
     }
     if parts.is_empty() { "any value".to_owned() } else { parts.join(" or ") }
+}
+
+/// How many items a prompt asks a list for: one to three, within the
+/// schema's `minItems`/`maxItems`. A request names a size, as a user
+/// would; a small model told only "a list" tends to repeat its first item
+/// until the token limit.
+fn list_count(s: &Value) -> String {
+    let get = |k: &str| s.get(k).and_then(Value::as_u64);
+    if get("maxItems") == Some(0) {
+        return "no items (empty)".to_owned();
+    }
+    let lo = get("minItems").unwrap_or(1).max(1);
+    let hi = get("maxItems").unwrap_or(u64::MAX).min(lo.max(3)).max(lo);
+    match (lo, hi) {
+        (1, 1) => "exactly one item".to_owned(),
+        (a, b) if a == b => format!("exactly {a} items"),
+        (a, b) => format!("{a} to {b} items"),
+    }
 }
 
 /// The function a Glaive schema gives the arguments of: its file name

@@ -59,6 +59,13 @@ pub(crate) struct GenerateArgs {
     /// The sampler's seed.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
+    /// Repetition penalty, as llama.cpp's `--repeat-penalty`: recent tokens'
+    /// logits are divided by it (multiplied when negative); 1 is off.
+    #[arg(long, default_value_t = 1.0)]
+    pub(crate) repeat_penalty: f32,
+    /// How many recent tokens the repetition penalty looks at.
+    #[arg(long, default_value_t = 64)]
+    pub(crate) repeat_last_n: usize,
     /// The most tokens to generate (forced tokens included).
     #[arg(long, default_value_t = 512)]
     pub(crate) max_tokens: usize,
@@ -102,6 +109,7 @@ pub(crate) fn run(args: GenerateArgs) -> Result<ExitCode> {
     }
     let params = Params::default()
         .with_sampling(args.temperature, args.top_p, args.seed)
+        .with_repeat_penalty(args.repeat_penalty, args.repeat_last_n)
         .with_max_tokens(args.max_tokens)
         .with_forcing(!args.no_forcing);
     if let Some(path) = &args.request {

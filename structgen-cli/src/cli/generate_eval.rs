@@ -183,6 +183,7 @@ pub(crate) fn run(
     }
     let params = Params::default()
         .with_sampling(args.temperature, args.top_p, args.seed)
+        .with_repeat_penalty(args.repeat_penalty, args.repeat_last_n)
         .with_max_tokens(args.max_tokens)
         .with_forcing(!args.no_forcing);
     let mut on = Totals::default();

@@ -135,8 +135,13 @@ impl<'t> AppendingEncoder<'t> {
             self.open.drain(..=k);
         }
         // Tables for the long open pieces; others are dropped.
+        // A piece holding a byte without a token (`model::Gaps`) is encoded
+        // whole: the tables step the trie over every byte.
+        let tabled = |x: usize, y: usize| {
+            x + TABLE_MIN <= y && !tok.model.has_gap(&self.text.as_bytes()[x..y])
+        };
         let mut x = self.fixed_end;
-        let long = self.open.iter().any(|&y| std::mem::replace(&mut x, y) + TABLE_MIN <= y);
+        let long = self.open.iter().any(|&y| tabled(std::mem::replace(&mut x, y), y));
         let Some(bt) = long.then(|| tok.model.byte_backtracker(&tok.tokens)).flatten() else {
             self.tables.clear();
             return;
@@ -144,7 +149,7 @@ impl<'t> AppendingEncoder<'t> {
         let mut x = self.fixed_end;
         let mut keep = 0;
         for &y in &self.open {
-            if y - x >= TABLE_MIN {
+            if tabled(x, y) {
                 let k = match self.tables.iter().position(|t| t.start == x) {
                     Some(k) => k,
                     None => {

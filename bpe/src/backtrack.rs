@@ -714,8 +714,10 @@ impl Backtracker {
                 next = self.next_prefix(model, tokens, t);
                 while next == NONE {
                     dead[pos / 64] |= 1 << (pos % 64);
-                    // Every byte is a valid token, so some encoding exists and
-                    // position 0 is never dead: `out` is not empty here.
+                    // Every byte of the piece is a valid token (pieces with
+                    // a byte without one never come here), so some encoding
+                    // exists and position 0 is never dead: `out` is not
+                    // empty here.
                     if out.len() == base {
                         return;
                     }

@@ -58,10 +58,10 @@ impl Tokenizer {
     /// stopping early once the limit is exceeded.
     ///
     /// Exact (no safety margin): the encoding of `text` is the concatenation
-    /// of the encodings of its pre-tokenized pieces, every piece has at
-    /// least one token, so the running sum over pieces only grows and equals
-    /// the full count at the end; once it passes `limit` the full count does
-    /// too. The work is proportional to the part of `text` read.
+    /// of the encodings of its pre-tokenized pieces, so the running sum over
+    /// pieces never falls and equals the full count at the end; once it
+    /// passes `limit` the full count does too. The work is proportional to
+    /// the part of `text` read.
     pub fn count_till_limit(&self, text: &str, limit: usize) -> Option<usize> {
         self.count_normalized_till_limit(&self.normalize(text), limit)
     }
@@ -97,9 +97,10 @@ impl Tokenizer {
     /// Exact: see the module docs of `chunk.rs` for why restarting at a safe
     /// piece boundary gives the prefix's count. Only the first
     /// `(max_tokens + 1) * L` bytes are read (`L` = longest token: no longer
-    /// prefix fits). Candidates are tried from the longest possible down; a
-    /// candidate is skipped without encoding when the lower bound
-    /// `C(b) + ceil((p - b) / L)` already exceeds the budget. A cut deep
+    /// prefix fits; bytes the vocabulary has no token for, which encoding
+    /// drops, are not counted). Candidates are tried from the longest
+    /// possible down; a candidate is skipped without encoding when the
+    /// lower bound `C(b) + ceil((p - b) / L)` already exceeds the budget. A cut deep
     /// inside a long piece (a run of one character or class) is counted
     /// from the piece's prefix table in `O(1)`; other candidates re-encode
     /// from their safe boundary, usually a word or two. Cost: linear in the
@@ -119,6 +120,10 @@ impl Tokenizer {
         // so a prefix longer than this has more than `max_tokens` tokens.
         let shrink = if self.normalizer_is_identity() { 1 } else { 3 };
         let cap = max_tokens.saturating_add(1).saturating_mul(max_len).saturating_mul(shrink);
+        // Bytes without a token (`model::Gaps`) are dropped: only the
+        // others count towards the cap and the lower bounds below.
+        let gaps = self.model.has_gap(text.as_bytes());
+        let cap = if gaps { self.model.present_prefix(text.as_bytes(), cap) } else { cap };
         let text = &text[..floor_char_boundary(text, cap.min(text.len()))];
         if self.restartable() {
             return self.split_normalized(text, 0, max_tokens);
@@ -163,6 +168,9 @@ impl Tokenizer {
         // character of the piece to be a token (the encoder cuts runs at
         // the others).
         let chars = matches!(self.model.symbols, crate::model::Symbols::Chars { .. });
+        // Bytes without a token (`model::Gaps`): a piece holding one runs
+        // the heap encoder, which knows how to drop them.
+        let gaps = self.model.has_gap(text.as_bytes());
         let bt = self.model.backtracker(&self.tokens);
         let pieces_stay = matches!(self.pattern, Pattern::SentencePiece | Pattern::Whole);
         let mut pos = 0;
@@ -171,6 +179,7 @@ impl Tokenizer {
             pos += piece.len();
             let long = bt.filter(|bt| {
                 piece.len() >= LONG_PIECE.max(max_len + 1)
+                    && !(gaps && self.model.has_gap(piece.as_bytes()))
                     && (!chars
                         || piece
                             .chars()
@@ -231,7 +240,8 @@ impl Tokenizer {
                 k -= 1;
             }
             let (b, c, _) = bounds[k - 1];
-            let lower = c + (p - b).div_ceil(max_len);
+            let present = if gaps { self.model.present(&text.as_bytes()[b..p]) } else { p - b };
+            let lower = c + present.div_ceil(max_len);
             if lower <= max_tokens
                 && let Some(n) = self.count_normalized_till_limit(&text[b..p], max_tokens - c)
                 && c + n <= max_tokens
@@ -578,7 +588,7 @@ fn run_class(pattern: Pattern, c: char) -> Option<RunClass> {
                 None
             }
         }
-        Pattern::Cl100k | Pattern::Qwen2 | Pattern::Gpt2 => {
+        Pattern::Cl100k | Pattern::Qwen2 | Pattern::Gpt2 | Pattern::Gpt2Digits => {
             if f & LETTER != 0 {
                 Some(RunClass::Letter)
             } else if f & NUMBER != 0 {

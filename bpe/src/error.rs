@@ -33,6 +33,14 @@ pub enum LoadError {
         /// What is wrong.
         message: String,
     },
+    /// A GGUF file's metadata is unusable.
+    Gguf {
+        /// The byte offset in the file where the problem was found (0
+        /// when it concerns the metadata as a whole).
+        offset: u64,
+        /// What is wrong, naming the key.
+        message: String,
+    },
     /// The file uses a component this crate does not implement.
     Unsupported {
         /// The component, e.g. `pre_tokenizer Split regex \w+`.
@@ -49,6 +57,7 @@ impl fmt::Display for LoadError {
             LoadError::Json { message } => write!(f, "tokenizer.json: {message}"),
             LoadError::Token { token, message } => write!(f, "token {token:?}: {message}"),
             LoadError::Merge { index, message } => write!(f, "merge #{index}: {message}"),
+            LoadError::Gguf { offset, message } => write!(f, "GGUF, byte {offset}: {message}"),
             LoadError::Unsupported { what } => write!(f, "unsupported tokenizer component: {what}"),
         }
     }

@@ -12,12 +12,20 @@
 //!
 //! Merge priority is the position in `model.merges` (not the token id).
 //! Added tokens become special tokens (matched by name only when allowed).
+//!
+//! A byte-level vocabulary need not have a token for every byte (SmolLM2
+//! lacks 21); see `model::Gaps` for what encoding does with such a byte
+//! (Hugging Face's behaviour: dropped, or the unknown token). Errors where
+//! Hugging Face would encode differently from us: `byte_fallback` tokens for
+//! a byte without a token (HF would spell its character with them), and an
+//! `unk_token` that is not in the vocabulary (HF fails when encoding a text
+//! holding such a byte; we refuse the file when it lacks a byte token).
 
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::error::LoadError;
-use crate::model::{Model, Rules, Symbols};
+use crate::model::{Gaps, Model, NO_TOKEN, Rules, Symbols};
 use crate::pretok::Pattern;
 use crate::tokenizer::{Normalizer, Prefix, Tokenizer};
 use crate::vocab::{ByteMap, Kind, MAX_ID, Tokens};
@@ -67,6 +75,8 @@ struct PreTok {
     byte_level: bool,
     prefix: Prefix,
     metaspace: bool,
+    /// `Digits(individual_digits)` came first (then `ByteLevel` must split).
+    digits: bool,
 }
 
 fn pre_tokenizer(v: &Value) -> Result<PreTok, LoadError> {
@@ -75,6 +85,7 @@ fn pre_tokenizer(v: &Value) -> Result<PreTok, LoadError> {
         byte_level: false,
         prefix: Prefix::Never,
         metaspace: false,
+        digits: false,
     };
     let items: Vec<&Value> = match s(v, "type") {
         None if v.is_null() => return Ok(out),
@@ -99,8 +110,18 @@ fn pre_tokenizer(v: &Value) -> Result<PreTok, LoadError> {
                             "pre_tokenizer Split followed by ByteLevel with use_regex",
                         ));
                     }
-                    out.pattern = Pattern::Gpt2;
+                    out.pattern = if out.digits { Pattern::Gpt2Digits } else { Pattern::Gpt2 };
                 }
+            }
+            Some("Digits") => {
+                let individual =
+                    item.get("individual_digits").and_then(Value::as_bool).unwrap_or(false);
+                if !individual || out.pattern != Pattern::Whole || out.byte_level {
+                    return Err(unsupported(
+                        "pre_tokenizer Digits other than individual_digits before ByteLevel",
+                    ));
+                }
+                out.digits = true;
             }
             Some("Split") => {
                 let regex = item
@@ -137,6 +158,9 @@ fn pre_tokenizer(v: &Value) -> Result<PreTok, LoadError> {
             }
             other => return Err(unsupported(format!("pre_tokenizer {}", other.unwrap_or("?")))),
         }
+    }
+    if out.digits && out.pattern != Pattern::Gpt2Digits {
+        return Err(unsupported("pre_tokenizer Digits not followed by ByteLevel with use_regex"));
     }
     Ok(out)
 }
@@ -183,6 +207,12 @@ impl Tokenizer {
     pub fn from_tokenizer_json(json: &[u8]) -> Result<Tokenizer, LoadError> {
         let root: Value =
             serde_json::from_slice(json).map_err(|e| json_err(format!("not valid JSON: {e}")))?;
+        Tokenizer::from_tokenizer_value(&root)
+    }
+
+    /// [`from_tokenizer_json`](Tokenizer::from_tokenizer_json) on the parsed
+    /// document (the GGUF loader describes its vocabulary this way).
+    pub(crate) fn from_tokenizer_value(root: &Value) -> Result<Tokenizer, LoadError> {
         let model = root.get("model").ok_or_else(|| json_err("no `model`"))?;
         if let Some(t) = s(model, "type")
             && t != "BPE"
@@ -381,26 +411,47 @@ impl Tokenizer {
             pairs.insert((u64::from(ia) << 32) | u64::from(ib), (index as u32, ir));
         }
 
+        let unk = || match s(model, "unk_token") {
+            Some(name) => id_of.get(name).copied().map(Some).ok_or_else(|| LoadError::Token {
+                token: name.to_owned(),
+                message: "the unknown token is not in the vocabulary".into(),
+            }),
+            None => Ok(None),
+        };
+        let fuse_unk = model.get("fuse_unk").and_then(Value::as_bool).unwrap_or(false);
+        let mut gaps = None;
         let symbols = if byte_level {
-            let mut ids = Box::new([0u32; 256]);
+            let mut ids = Box::new([NO_TOKEN; 256]);
             for b in 0..=255u8 {
-                ids[b as usize] = map.get(&tokens, &[b]).ok_or_else(|| LoadError::Token {
-                    token: format!("<0x{b:02X}>"),
-                    message: "the byte-level vocabulary has no token for this byte".into(),
-                })?;
+                if let Some(id) = map.get(&tokens, &[b]) {
+                    ids[b as usize] = id;
+                }
+            }
+            if ids.contains(&NO_TOKEN) {
+                // Before the unknown token, Hugging Face tries the
+                // byte-fallback tokens `<0xNN>` of the UTF-8 bytes of the
+                // byte's character, which here spell six characters each,
+                // not a byte: not supported.
+                for (&c, &b) in &decoder {
+                    let mut utf8 = [0u8; 4];
+                    if byte_fallback
+                        && ids[b as usize] == NO_TOKEN
+                        && c.encode_utf8(&mut utf8)
+                            .bytes()
+                            .all(|u| id_of.contains_key(format!("<0x{u:02X}>").as_str()))
+                    {
+                        return Err(unsupported(format!(
+                            "byte_fallback tokens for byte 0x{b:02X} of a byte-level vocabulary \
+                             that has no token for it"
+                        )));
+                    }
+                }
+                gaps = Some(Gaps { unk: unk()?, fuse_unk });
             }
             Symbols::Bytes(ids)
         } else {
-            let unk = match s(model, "unk_token") {
-                Some(name) => Some(id_of.get(name).copied().ok_or_else(|| LoadError::Token {
-                    token: name.to_owned(),
-                    message: "the unknown token is not in the vocabulary".into(),
-                })?),
-                None => None,
-            };
-            let fuse_unk = model.get("fuse_unk").and_then(Value::as_bool).unwrap_or(false);
             let fallback = byte_fallback.then(|| Box::new(fallback));
-            Symbols::Chars { fallback, unk, fuse_unk }
+            Symbols::Chars { fallback, unk: unk()?, fuse_unk }
         };
         // SentencePiece-style files have no split pattern, so BPE would run
         // on the whole text; when no token holds a space after another
@@ -417,6 +468,7 @@ impl Tokenizer {
         }
         let model = Model {
             symbols,
+            gaps,
             rules: Rules::Pairs(pairs),
             whole_piece: ignore_merges,
             map,

@@ -24,7 +24,6 @@ use std::ops::Range;
 
 use crate::backtrack::{Backtracker, NONE};
 use crate::incremental::{PrefixTable, SuffixTable, run_counts};
-use crate::pretok::space_end_resume;
 use crate::tokenizer::Tokenizer;
 
 /// Runs of one whitespace byte at least this long get a count table and a
@@ -93,7 +92,12 @@ impl<'t> IntervalEncoding<'t> {
         let mut iv = IntervalEncoding {
             tok,
             text,
-            fast: tok.restartable() && text.len() < u32::MAX as usize - 1,
+            // A byte without a token (`model::Gaps`) breaks the tables'
+            // premise that every byte is a token: such texts count each
+            // range.
+            fast: tok.restartable()
+                && text.len() < u32::MAX as usize - 1
+                && !tok.model.has_gap(text.as_bytes()),
             bounds: Vec::new(),
             cum: Vec::new(),
             safe: Vec::new(),
@@ -288,7 +292,7 @@ impl<'t> IntervalEncoding<'t> {
                 let c = text.as_bytes()[pos];
                 let nl = self.tok.pattern.has_newline_alternative();
                 let last_newline = (nl && (c == b'\n' || c == b'\r')).then_some(re);
-                return space_end_resume(text, pos, nl, re, last_newline, re - 1);
+                return self.tok.pattern.resume_space(text, pos, re, last_newline, re - 1);
             }
         }
         let end = self.tok.pattern.piece_end(text, pos);

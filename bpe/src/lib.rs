@@ -19,10 +19,24 @@
 //! - [`Tokenizer::from_tiktoken`]: any rank file (p50k/r50k with
 //!   [`Pattern::Gpt2`] and [`P50K_SPECIALS`]).
 //! - [`Tokenizer::from_tokenizer_json`]: Hugging Face BPE, byte-level
-//!   (GPT-2, Llama-3, Qwen2/3) or SentencePiece-style (Llama-2, Mistral).
+//!   (GPT-2, Llama-3, Qwen2/3, SmolLM2) or SentencePiece-style (Llama-2,
+//!   Mistral).
+//! - [`Tokenizer::from_gguf`]: the tokenizer in a GGUF model file's
+//!   metadata (llama.cpp's `gpt2` and `llama` kinds), read from any
+//!   `std::io::Read` up to the tensors; [`GgufVocab`] also gives the
+//!   stop ids and the chat template.
 //!
 //! Token ids are plain `u32`. [`Tokenizer::token_bytes`] gives the exact
 //! bytes of a token (after byte-level, `▁` and `<0xNN>` decoding).
+//!
+//! A byte-level vocabulary may lack the token of a byte (SmolLM2 has none
+//! for 21 of the 256: six control characters and bytes never or rarely in
+//! UTF-8; [`Tokenizer::byte_has_token`] tells). Encoding then does what
+//! Hugging Face `tokenizers` does: the byte is dropped from its piece (its
+//! neighbours may merge: `!\x04!` encodes as `!!`), or becomes the unknown
+//! token when the file names one (fused with `fuse_unk`). So
+//! `decode(encode(text))` is `text` without those bytes, and no token
+//! sequence spells them. The restarting encoders below agree.
 //!
 //! # Special tokens
 //! tiktoken semantics: [`Tokenizer::encode`] treats special-token names as
@@ -122,6 +136,7 @@ mod batch;
 mod chunk;
 pub mod data;
 mod error;
+mod gguf;
 mod hf;
 mod incremental;
 mod interval;
@@ -138,6 +153,7 @@ mod vocab;
 pub use appending::AppendingEncoder;
 pub use chunk::{Boundary, Chunk};
 pub use error::{DecodeError, EncodeError, LoadError};
+pub use gguf::{GgufLimits, GgufVocab};
 pub use interval::IntervalEncoding;
 pub use prepending::PrependableEncoder;
 pub use pretok::{Pattern, Pieces};

@@ -22,12 +22,33 @@ use crate::vocab::{ByteMap, Tokens};
 /// How a piece's bytes become the initial parts.
 #[derive(Debug, Clone)]
 pub(crate) enum Symbols {
-    /// Every byte is a token: byte `b` starts as `ids[b]`.
+    /// Byte `b` starts as `ids[b]`; [`NO_TOKEN`] marks a byte the
+    /// vocabulary has no token for ([`Model::gaps`] says what becomes of it).
     Bytes(Box<[u32; 256]>),
     /// SentencePiece-style: every character starts as its own token when the
     /// vocabulary has it; otherwise its UTF-8 bytes become byte-fallback
     /// tokens (`<0xNN>`) when all of them exist, else the unknown token.
     Chars { fallback: Option<Box<[u32; 256]>>, unk: Option<u32>, fuse_unk: bool },
+}
+
+/// [`Symbols::Bytes`] of a byte without a token.
+pub(crate) const NO_TOKEN: u32 = u32::MAX;
+
+/// What a byte-level vocabulary does with a byte it has no token for
+/// (SmolLM2 lacks 21 of the 256), as Hugging Face `tokenizers` does: the
+/// byte's character is not in the vocabulary and there is no byte
+/// fallback, so the character becomes the unknown token when the model
+/// names one (consecutive ones fused into one with `fuse_unk`), and is
+/// dropped otherwise. A dropped byte leaves no part behind, so its
+/// neighbours are adjacent and may merge: `a\x04b`, one piece, can encode
+/// as the token `ab`. Such pieces run the priority-queue BPE on their
+/// parts; the other encoders only ever see pieces without such bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Gaps {
+    /// The unknown token, which stands for the missing bytes.
+    pub(crate) unk: Option<u32>,
+    /// Consecutive missing bytes become one unknown token.
+    pub(crate) fuse_unk: bool,
 }
 
 /// The merge rules.
@@ -50,6 +71,9 @@ pub(crate) struct Model {
     pub(crate) whole_piece: bool,
     /// Bytes to id for the ordinary tokens (not specials, not byte-fallback).
     pub(crate) map: ByteMap,
+    /// `Some` when the symbols are bytes and some byte has no token
+    /// ([`NO_TOKEN`] in [`Symbols::Bytes`]); `None` otherwise.
+    pub(crate) gaps: Option<Gaps>,
     /// The vocabulary is known to meet the linear-time encoder's
     /// requirements (the embedded ones; a test checks), so its per-token
     /// tables can be filled lazily instead of checked up front.
@@ -114,14 +138,29 @@ impl Model {
     fn initial_parts(&self, tokens: &Tokens, piece: &[u8], parts: &mut Vec<Part>) {
         parts.clear();
         match &self.symbols {
-            Symbols::Bytes(ids) => {
-                parts.extend(
+            Symbols::Bytes(ids) => match self.gaps {
+                None => parts.extend(
                     piece
                         .iter()
                         .enumerate()
                         .map(|(i, &b)| Part { start: i as u32, id: ids[b as usize] }),
-                );
-            }
+                ),
+                Some(Gaps { unk, fuse_unk }) => {
+                    let mut after_gap = false;
+                    for (i, &b) in piece.iter().enumerate() {
+                        let id = ids[b as usize];
+                        if id != NO_TOKEN {
+                            parts.push(Part { start: i as u32, id });
+                            after_gap = false;
+                        } else if let Some(unk) = unk {
+                            if !(fuse_unk && after_gap) {
+                                parts.push(Part { start: i as u32, id: unk });
+                            }
+                            after_gap = true;
+                        }
+                    }
+                }
+            },
             Symbols::Chars { fallback, unk, fuse_unk } => {
                 let mut i = 0;
                 while i < piece.len() {
@@ -167,6 +206,43 @@ impl Model {
         }
     }
 
+    /// Whether `bytes` holds a byte without a token (see [`Gaps`]).
+    #[inline]
+    pub(crate) fn has_gap(&self, bytes: &[u8]) -> bool {
+        match (&self.gaps, &self.symbols) {
+            (Some(_), Symbols::Bytes(ids)) => bytes.iter().any(|&b| ids[b as usize] == NO_TOKEN),
+            _ => false,
+        }
+    }
+
+    /// The number of bytes of `bytes` that have a token.
+    pub(crate) fn present(&self, bytes: &[u8]) -> usize {
+        match (&self.gaps, &self.symbols) {
+            (Some(_), Symbols::Bytes(ids)) => {
+                bytes.iter().filter(|&&b| ids[b as usize] != NO_TOKEN).count()
+            }
+            _ => bytes.len(),
+        }
+    }
+
+    /// The length of the shortest prefix of `bytes` holding `n` bytes that
+    /// have a token (all of `bytes` when there are fewer).
+    pub(crate) fn present_prefix(&self, bytes: &[u8], n: usize) -> usize {
+        match (&self.gaps, &self.symbols) {
+            (Some(_), Symbols::Bytes(ids)) => {
+                let mut seen = 0;
+                for (i, &b) in bytes.iter().enumerate() {
+                    if seen == n {
+                        return i;
+                    }
+                    seen += usize::from(ids[b as usize] != NO_TOKEN);
+                }
+                bytes.len()
+            }
+            _ => n.min(bytes.len()),
+        }
+    }
+
     /// Encodes one piece, appending its tokens to `out`.
     pub(crate) fn encode_piece(&self, tokens: &Tokens, piece: &[u8], out: &mut Vec<u32>) {
         if piece.is_empty() {
@@ -176,6 +252,16 @@ impl Model {
             && let Some(id) = self.map.get(tokens, piece)
         {
             out.push(id);
+            return;
+        }
+        if self.has_gap(piece) {
+            // Rare (control characters, bytes never in UTF-8): BPE on the
+            // parts that remain, which the byte encoders cannot take.
+            let mut parts = Vec::with_capacity(piece.len());
+            self.initial_parts(tokens, piece, &mut parts);
+            if !parts.is_empty() {
+                self.merge_heap(tokens, piece, &parts, out);
+            }
             return;
         }
         if wants_linear(piece)
@@ -253,6 +339,7 @@ impl Model {
         }
         if let Symbols::Bytes(ids) = &self.symbols
             && !wants_linear(piece)
+            && !self.has_gap(piece)
         {
             return self.merge_small_ids(tokens, piece, ids).1;
         }

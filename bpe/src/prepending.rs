@@ -257,7 +257,9 @@ impl<'t> PrependableEncoder<'t> {
         // The first piece: a table when it is long.
         let y = ends.first().copied().unwrap_or(len);
         let key = len - y;
-        if y < TABLE_MIN {
+        if y < TABLE_MIN || tok.model.has_gap(&self.buf[self.front..self.front + y]) {
+            // A piece holding a byte without a token (`model::Gaps`) is
+            // encoded whole: the table steps the trie over every byte.
             self.table = None;
         } else if let Some(bt) = tok.model.byte_backtracker(&tok.tokens) {
             if self.table.as_ref().is_none_or(|t| t.0 != key) {

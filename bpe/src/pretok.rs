@@ -25,6 +25,12 @@ pub enum Pattern {
     /// GPT-2's pattern (r50k_base, p50k_base, Hugging Face `ByteLevel` with
     /// `use_regex`).
     Gpt2,
+    /// GPT-2's pattern with every digit (`\p{N}`) a piece of its own:
+    /// Hugging Face's `Digits(individual_digits)` before `ByteLevel`, and
+    /// llama.cpp's `smollm`, `starcoder`, `refact` and `command-r`
+    /// pre-tokenizers (SmolLM2, StarCoder). GPT-2's pattern then runs on the
+    /// text between digits, so a whitespace run before a digit is one piece.
+    Gpt2Digits,
     /// No splitting: the whole text is one piece (SentencePiece-style).
     Whole,
     /// SentencePiece-style words, `[^ ]+| +[^ ]*`: a piece starts at every
@@ -63,6 +69,13 @@ impl Pattern {
                 r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+".to_owned()
             }
             Pattern::SentencePiece => r"[^ ]+| +[^ ]*".to_owned(),
+            // The two-stage split as one regex: digits first; ` ?\p{N}+`
+            // cannot match between digits; a whitespace run ends a stage-one
+            // segment where a digit follows, so `(?!\S)` also holds there.
+            Pattern::Gpt2Digits => {
+                r"\p{N}|'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?[^\s\p{L}\p{N}]+|\s+(?![^\s\p{N}])|\s+"
+                    .to_owned()
+            }
             Pattern::Whole => return None,
         })
     }
@@ -76,7 +89,7 @@ impl Pattern {
         if regex == CL100K_POSSESSIVE {
             return Some(Pattern::Cl100k);
         }
-        [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2]
+        [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::Gpt2Digits]
             .into_iter()
             .find(|p| p.regex().as_deref() == Some(regex))
     }
@@ -90,14 +103,36 @@ impl Pattern {
             Pattern::O200k => o200k_end(text, start),
             Pattern::Gpt2 => gpt2_end(text, start),
             Pattern::SentencePiece => sentencepiece_end(text, start),
+            Pattern::Gpt2Digits => gpt2_digits_end(text, start),
             Pattern::Whole => text.len(),
         }
+    }
+
+    /// The end of the whitespace piece starting at `start`, resuming a scan
+    /// of the whitespace run at `i` (see [`space_end_resume`]; the interval
+    /// encoder jumps over long runs of one byte with it).
+    pub(crate) fn resume_space(
+        self,
+        text: &str,
+        start: usize,
+        i: usize,
+        last_newline_end: Option<usize>,
+        last_char_start: usize,
+    ) -> usize {
+        if self == Pattern::Gpt2Digits {
+            let e = run(text, i, SPACE);
+            if at(text, e).is_none_or(|(_, f, _)| f & NUMBER != 0) {
+                return e;
+            }
+        }
+        let nl = self.has_newline_alternative();
+        space_end_resume(text, start, nl, i, last_newline_end, last_char_start)
     }
 
     /// Whether the pattern has cl100k's newline alternative
     /// `\s*[\r\n]+` (all built-in patterns but GPT-2's).
     pub(crate) fn has_newline_alternative(self) -> bool {
-        !matches!(self, Pattern::Gpt2)
+        !matches!(self, Pattern::Gpt2 | Pattern::Gpt2Digits)
     }
 
     /// Whether the piece `text[start..end]`, split from a position `start`
@@ -567,6 +602,24 @@ fn gpt2_end(text: &str, s: usize) -> usize {
     space_end(text, s, false)
 }
 
+/// [`Pattern::Gpt2Digits`]: a digit is one piece; a whitespace run that a
+/// digit (or the end) follows is one piece, as at the end of GPT-2's
+/// stage-two segment; everything else is GPT-2's, whose other alternatives
+/// stop at digits anyway.
+fn gpt2_digits_end(text: &str, s: usize) -> usize {
+    let Some((_, f0, l0)) = at(text, s) else { return s };
+    if f0 & NUMBER != 0 {
+        return s + l0;
+    }
+    if f0 & SPACE != 0 {
+        let e = run(text, s, SPACE);
+        if at(text, e).is_none_or(|(_, f, _)| f & NUMBER != 0) {
+            return e;
+        }
+    }
+    gpt2_end(text, s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -593,6 +646,14 @@ mod tests {
         assert_eq!(pieces(p, "a/b//\n"), ["a", "/b", "//\n"]);
     }
 
+    #[test]
+    fn gpt2_digits_examples() {
+        let p = Pattern::Gpt2Digits;
+        assert_eq!(pieces(p, "I'm 12 years"), ["I", "'m", " ", "1", "2", " years"]);
+        assert_eq!(pieces(p, "a  1b   c"), ["a", "  ", "1", "b", "  ", " c"]);
+        assert_eq!(pieces(p, "x٣ 7"), ["x", "٣", " ", "7"]);
+    }
+
     use proptest::prelude::*;
 
     fn lookahead_text() -> impl Strategy<Value = String> {
@@ -610,7 +671,7 @@ mod tests {
         /// the start) are pieces of the whole text.
         #[test]
         fn final_pieces_survive_appending(t in lookahead_text()) {
-            for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::SentencePiece] {
+            for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::SentencePiece, Pattern::Gpt2Digits] {
                 let mut full = vec![0];
                 full.extend(p.split(&t).scan(0, |e, s| { *e += s.len(); Some(*e) }));
                 for end in (0..=t.len()).filter(|&e| t.is_char_boundary(e)) {
@@ -631,7 +692,9 @@ mod tests {
 
     #[test]
     fn known_regexes_are_recognized() {
-        for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2] {
+        for p in
+            [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::Gpt2Digits]
+        {
             assert_eq!(Pattern::from_regex(&p.regex().unwrap()), Some(p));
         }
         assert_eq!(Pattern::from_regex(r"\w+"), None);

@@ -23,7 +23,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::model::{Model, Symbols, lowest_rule};
+use crate::model::{Model, NO_TOKEN, Symbols, lowest_rule};
 use crate::vocab::Tokens;
 
 /// One merge of an alone-run: its priority, the token it creates, and
@@ -72,8 +72,8 @@ pub(crate) struct Scratch {
 ///
 /// Initial parts: the bytes (byte symbols) or the characters
 /// (SentencePiece-style), each of which must be an ordinary token in the
-/// byte map; a character without a token (it would be spelled with
-/// byte-fallback or unknown tokens) makes `t` invalid.
+/// byte map; a byte or character without a token (it would be dropped or
+/// spelled with byte-fallback or unknown tokens) makes `t` invalid.
 pub(crate) fn alone_run(
     model: &Model,
     tokens: &Tokens,
@@ -86,7 +86,15 @@ pub(crate) fn alone_run(
     let parts = &mut scratch.parts;
     parts.clear();
     match &model.symbols {
-        Symbols::Bytes(ids) => parts.extend(bytes.iter().map(|&b| ids[b as usize])),
+        Symbols::Bytes(ids) => {
+            for &b in bytes {
+                match ids[b as usize] {
+                    // A byte without a token never forms part of a token.
+                    NO_TOKEN => return Alone::Invalid,
+                    id => parts.push(id),
+                }
+            }
+        }
         Symbols::Chars { .. } => {
             let mut i = 0;
             while i < bytes.len() {

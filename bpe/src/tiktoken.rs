@@ -171,6 +171,7 @@ impl Tokenizer {
         }
         let model = Model {
             symbols: Symbols::Bytes(byte_ids),
+            gaps: None,
             rules: Rules::Ranks,
             whole_piece: true,
             map,

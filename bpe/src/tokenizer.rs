@@ -200,6 +200,18 @@ impl Tokenizer {
         }
     }
 
+    /// Whether byte `b` has a token of its own. False only for the bytes a
+    /// byte-level vocabulary has no token for (SmolLM2 lacks 21 of the
+    /// 256: six control characters and bytes never or rarely in UTF-8):
+    /// encoding drops such a byte, or spells it with the unknown token when
+    /// the vocabulary names one, as Hugging Face `tokenizers` does, so no
+    /// sequence of ordinary tokens ever spells it. Always true for tiktoken
+    /// and SentencePiece-style vocabularies (the latter spell bytes with
+    /// byte-fallback tokens).
+    pub fn byte_has_token(&self, b: u8) -> bool {
+        !self.model.has_gap(&[b])
+    }
+
     /// Whether `id` is a special (or added) token.
     pub fn is_special(&self, id: u32) -> bool {
         self.tokens.kind(id) == Kind::Special
@@ -292,8 +304,9 @@ impl Tokenizer {
     /// space, while `encode_continuation("a")` is `[a]` and decodes to
     /// exactly `"a"`. The bytes of the ids are exactly `text`, up to the
     /// normalizer (NFC for Qwen; `▁` in the text stands for a space in
-    /// SentencePiece-style vocabularies). Special-token names are ordinary
-    /// text.
+    /// SentencePiece-style vocabularies; bytes without a token, see
+    /// [`Tokenizer::byte_has_token`], are dropped). Special-token names are
+    /// ordinary text.
     pub fn encode_continuation(&self, text: &str) -> Vec<u32> {
         let mut out = Vec::with_capacity(text.len() / 4 + 1);
         self.pieces_with(text, false, false, |p| {

@@ -47,6 +47,10 @@ pub enum Refusal {
     /// start with the generated tokens: forcing would make the sequence
     /// non-canonical.
     NonCanonicalJoin,
+    /// A forced byte has no token in the vocabulary
+    /// ([`bpe::Tokenizer::byte_has_token`]; SmolLM2 lacks 21): no sequence
+    /// of tokens spells the forced bytes.
+    ByteWithoutToken,
 }
 
 /// The answer of [`Coalescer::forced_tokens`].
@@ -138,6 +142,9 @@ impl Coalescer {
         }
         if !tail.is_aligned() {
             return refuse(Refusal::NotAligned);
+        }
+        if !forced.iter().all(|&b| self.tok.byte_has_token(b)) {
+            return refuse(Refusal::ByteWithoutToken);
         }
         let mut w = Vec::with_capacity(tail.text().len() + forced.len());
         w.extend_from_slice(tail.text());
@@ -278,7 +285,10 @@ impl Coalescer {
     /// grammar forces at its start and `next` what it allows after them.
     pub fn process_prompt(&self, prompt: &[u32], forced: &[u8], next: &Next) -> Prompt {
         let unchanged = Prompt { tokens: prompt.to_vec(), healed: Vec::new(), grammar_bytes: 0 };
-        if !self.supported || prompt.iter().any(|&t| self.tok.token_bytes(t).is_none()) {
+        if !self.supported
+            || prompt.iter().any(|&t| self.tok.token_bytes(t).is_none())
+            || !forced.iter().all(|&b| self.tok.byte_has_token(b))
+        {
             return unchanged;
         }
         let mut tail = Tail::new();

@@ -2,10 +2,11 @@
 //! whatever text is appended.
 //!
 //! The split patterns of the built-in vocabularies (cl100k/Llama-3, o200k,
-//! Qwen2, GPT-2) are leftmost-first alternations of greedy character
-//! classes. The piece that starts at a true boundary `s` and ends at `e` is
-//! chosen by looking at characters from `s` on; it reads past `e` only in
-//! four ways:
+//! Qwen2, GPT-2, and GPT-2 with single digits as in SmolLM2) are
+//! leftmost-first alternations of greedy character classes (a single digit
+//! reads nothing past itself). The piece that starts at a true boundary
+//! `s` and ends at `e` is chosen by looking at characters from `s` on; it
+//! reads past `e` only in four ways:
 //!
 //! 1. every greedy class reads one character past its run to see it end
 //!    (so `e` needs a character after it);
@@ -31,7 +32,10 @@ use bpe::Pattern;
 /// Whether the rule below knows `pattern` (other patterns have no final
 /// boundary before the end of the text).
 pub(crate) fn supported(pattern: Pattern) -> bool {
-    matches!(pattern, Pattern::Cl100k | Pattern::O200k | Pattern::Qwen2 | Pattern::Gpt2)
+    matches!(
+        pattern,
+        Pattern::Cl100k | Pattern::O200k | Pattern::Qwen2 | Pattern::Gpt2 | Pattern::Gpt2Digits
+    )
 }
 
 /// The piece boundaries of `text` (split from a true boundary at 0) that no
@@ -156,7 +160,7 @@ mod tests {
             x in proptest::collection::vec(0usize..64, 0..6),
         ) {
             let (k, x) = (text_from(&k), text_from(&x));
-            for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2] {
+            for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::Gpt2Digits] {
                 check(p, &k, &x)?;
             }
         }
@@ -175,7 +179,9 @@ mod tests {
     fn ascii_keys_group_only_equivalent_bytes() {
         // Bytes with one key must split alike after every context.
         let contexts = ["", "a", "A", "1", " ", "'", "\"", "ab'", " \n", "x/", "Ab"];
-        for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2] {
+        for p in
+            [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::Gpt2Digits]
+        {
             for a in 0u8..128 {
                 for b in 0u8..128 {
                     if ascii_key(a) != ascii_key(b) || a == b {

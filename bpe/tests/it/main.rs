@@ -9,6 +9,8 @@ mod chunk;
 mod common;
 mod continuation;
 mod encode;
+mod gaps;
+mod gguf;
 mod golden;
 mod interval;
 mod pretok;

@@ -7,10 +7,17 @@ fn reference(pattern: Pattern, text: &str) -> Vec<String> {
     use std::sync::OnceLock;
     static RES: OnceLock<Vec<(Pattern, fancy_regex::Regex)>> = OnceLock::new();
     let res = RES.get_or_init(|| {
-        [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::SentencePiece]
-            .into_iter()
-            .map(|p| (p, fancy_regex::Regex::new(&p.regex().unwrap()).unwrap()))
-            .collect()
+        [
+            Pattern::Cl100k,
+            Pattern::O200k,
+            Pattern::Qwen2,
+            Pattern::Gpt2,
+            Pattern::SentencePiece,
+            Pattern::Gpt2Digits,
+        ]
+        .into_iter()
+        .map(|p| (p, fancy_regex::Regex::new(&p.regex().unwrap()).unwrap()))
+        .collect()
     });
     let re = &res.iter().find(|r| r.0 == pattern).unwrap().1;
     re.find_iter(text).map(|m| m.unwrap().as_str().to_owned()).collect()
@@ -84,7 +91,7 @@ proptest! {
 
     #[test]
     fn splitters_equal_the_regexes(t in text()) {
-        for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::SentencePiece] {
+        for p in [Pattern::Cl100k, Pattern::O200k, Pattern::Qwen2, Pattern::Gpt2, Pattern::SentencePiece, Pattern::Gpt2Digits] {
             prop_assert_eq!(ours(p, &t), reference(p, &t), "pattern {:?}", p);
         }
     }

@@ -215,3 +215,22 @@ fn open_pieces_are_emitted_only_when_no_token_straddles_the_end() {
     }
     assert!(fired > 0, "the open-piece rule never applied");
 }
+
+/// SmolLM2 has no token for some bytes (`\x04` among them): forced bytes
+/// holding one force nothing and leave the prompt alone, since no tokens
+/// spell them.
+#[test]
+fn forced_bytes_without_a_token_are_refused() {
+    let Some(path) = testkit::model_or_skip("coalesce with the SmolLM2 tokenizer") else { return };
+    let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let tok = Arc::new(Tokenizer::from_gguf(file).unwrap());
+    assert!(!tok.byte_has_token(0x04) && tok.byte_has_token(b'a'));
+    let c = Coalescer::new(tok.clone());
+    let f = c.forced_tokens(&Tail::new(), b"{\"a\": \"\x04\"}", &Next::UNKNOWN);
+    assert_eq!((f.tokens.len(), f.refusal), (0, Some(Refusal::ByteWithoutToken)));
+    let f = c.forced_tokens(&Tail::new(), b"{\"a\": 1}", &Next::UNKNOWN);
+    assert_eq!(tok.decode(&f.tokens).unwrap(), b"{\"a\": 1}"[..f.covered]);
+    let prompt = tok.encode("Answer:");
+    let p = c.process_prompt(&prompt, b" \x04", &Next::UNKNOWN);
+    assert_eq!(p.tokens, prompt);
+}

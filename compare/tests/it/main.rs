@@ -5,6 +5,7 @@
 mod bpe;
 mod coalesce;
 mod frontends;
+mod gguf;
 mod jsonsuite;
 mod lexeme_options;
 mod mask;

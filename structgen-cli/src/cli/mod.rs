@@ -15,6 +15,10 @@ pub(crate) mod cache_sim;
 pub(crate) mod common;
 pub(crate) mod demo;
 pub(crate) mod forced;
+#[cfg(feature = "generate")]
+pub(crate) mod generate;
+#[cfg(feature = "generate")]
+pub(crate) mod generate_eval;
 pub(crate) mod jsonschema_suite;
 pub(crate) mod mask;
 pub(crate) mod maskbench;

@@ -12,8 +12,8 @@ use super::common::{TokenizerSpec, read_input, stdout_error};
 /// Arguments of `structgen tokenize`.
 #[derive(Debug, Args)]
 pub(crate) struct TokenizeArgs {
-    /// o200k, cl100k, PATH.tiktoken, PATH/tokenizer.json[.gz] or a
-    /// directory holding tokenizer.json.
+    /// o200k, cl100k, PATH.tiktoken, PATH/tokenizer.json[.gz], a
+    /// directory holding tokenizer.json, or PATH.gguf.
     #[arg(long, value_parser = TokenizerSpec::parse, default_value = "o200k")]
     pub(crate) tokenizer: TokenizerSpec,
     /// Print one JSON array of ids instead of one id per line.
@@ -26,8 +26,8 @@ pub(crate) struct TokenizeArgs {
 /// Arguments of `structgen count`.
 #[derive(Debug, Args)]
 pub(crate) struct CountArgs {
-    /// o200k, cl100k, PATH.tiktoken, PATH/tokenizer.json[.gz] or a
-    /// directory holding tokenizer.json.
+    /// o200k, cl100k, PATH.tiktoken, PATH/tokenizer.json[.gz], a
+    /// directory holding tokenizer.json, or PATH.gguf.
     #[arg(long, value_parser = TokenizerSpec::parse, default_value = "o200k")]
     pub(crate) tokenizer: TokenizerSpec,
     /// The input file, read byte for byte; standard input when absent.
@@ -42,8 +42,8 @@ pub(crate) struct CountArgs {
 /// chunk's text.
 #[derive(Debug, Args)]
 pub(crate) struct ChunkArgs {
-    /// o200k, cl100k, PATH.tiktoken, PATH/tokenizer.json[.gz] or a
-    /// directory holding tokenizer.json.
+    /// o200k, cl100k, PATH.tiktoken, PATH/tokenizer.json[.gz], a
+    /// directory holding tokenizer.json, or PATH.gguf.
     #[arg(long, value_parser = TokenizerSpec::parse, default_value = "o200k")]
     pub(crate) tokenizer: TokenizerSpec,
     /// The largest number of tokens in one chunk.

@@ -44,11 +44,25 @@ pub enum Format {
     Regex(String),
 }
 
+/// The longest string (or additional key) a schema without `maxLength` lets
+/// the model write, in characters: a small model that loops inside a string
+/// otherwise writes until the token limit.
+pub const MAX_STRING_CHARS: usize = 256;
+
+/// The longest number the model may write, in characters: enough for every
+/// `f64` in its shortest round-trip form (`-2.2250738585072014e-308` has
+/// 24), where a looping model writes fraction digits forever.
+pub const MAX_NUMBER_CHARS: usize = 24;
+
 impl Format {
     /// The JSON Schema options used for generation (see
-    /// [`Format::JsonSchema`]).
+    /// [`Format::JsonSchema`]): `json.dumps` separators, no other
+    /// whitespace, and free strings and numbers capped at
+    /// [`MAX_STRING_CHARS`] and [`MAX_NUMBER_CHARS`] characters.
     pub fn json_options() -> jsonschema::Options {
-        jsonschema::Options::compact().with_separators(", ", ": ")
+        jsonschema::Options::compact()
+            .with_separators(", ", ": ")
+            .with_length_caps(Some(MAX_STRING_CHARS), Some(MAX_NUMBER_CHARS))
     }
 
     /// Compiles the grammar.

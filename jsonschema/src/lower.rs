@@ -359,7 +359,21 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         for v in &n.excluded {
             parts.push(RegexAst::Not(Box::new(number::equal(v))));
         }
-        let check = parts.len() > 2 || (n.integer && bounded);
+        // A single value (`const`, an `enum` member) is not the model's
+        // choice: never capped.
+        let single = matches!((&n.min, &n.max), (Some(a), Some(b))
+            if a.value == b.value && !a.exclusive && !b.exclusive);
+        let capped = self.c.options.max_number_length.filter(|_| !single);
+        if let Some(cap) = capped {
+            // Every character of a number is ASCII: a byte count is a
+            // character count.
+            let cap = cap.min(u32::MAX as usize - 1) as u32;
+            let any = RegexAst::Regex("[-+.eE0-9]".to_string());
+            parts.push(RegexAst::Repeat(Box::new(any), 0, cap));
+        }
+        // A cap can empty a bounded set (`minimum: 1e30` under 20
+        // characters): checked like the other intersections.
+        let check = parts.len() > 2 || (n.integer && bounded) || (capped.is_some() && bounded);
         if parts.len() == 1 {
             (parts.pop().unwrap_or(RegexAst::NoMatch), false)
         } else {

@@ -136,9 +136,17 @@ pub struct Options {
     /// When set, `additionalProperties` is treated as `false` wherever the
     /// schema leaves it unspecified (the spec's default is `true`).
     pub forbid_additional_properties: bool,
-    /// A cap on the length (in characters) of strings without `maxLength`;
-    /// `None` leaves them unbounded, as the spec does.
+    /// A cap on the length (in characters) of strings without `maxLength`,
+    /// keys of additional properties included; `None` leaves them
+    /// unbounded, as the spec does. A stricter grammar (every text it
+    /// accepts is still valid) that keeps a sampler from writing one string
+    /// forever.
     pub max_string_length: Option<usize>,
+    /// A cap on the length (in characters) of numbers written by the
+    /// grammar (not of `const`/`enum` values); `None` leaves them unbounded,
+    /// as the spec does. Like [`max_string_length`](Options::max_string_length),
+    /// it keeps a sampler from writing digits forever (`5.283176543199888…`).
+    pub max_number_length: Option<usize>,
     /// Accept an integer written with a zero fraction (`1.0`), which the spec
     /// counts as an integer since draft-06 (never in draft-04 schemas).
     pub integer_zero_fraction: bool,
@@ -177,6 +185,7 @@ impl Default for Options {
             property_order: PropertyOrder::Schema,
             forbid_additional_properties: false,
             max_string_length: None,
+            max_number_length: None,
             integer_zero_fraction: true,
             coerce_one_of: false,
             lenient: false,
@@ -216,6 +225,14 @@ impl Options {
     pub fn with_separators(mut self, item: &str, key: &str) -> Options {
         self.item_separator = item.to_owned();
         self.key_separator = key.to_owned();
+        self
+    }
+
+    /// These options with [`max_string_length`](Options::max_string_length)
+    /// and [`max_number_length`](Options::max_number_length).
+    pub fn with_length_caps(mut self, string: Option<usize>, number: Option<usize>) -> Options {
+        self.max_string_length = string;
+        self.max_number_length = number;
         self
     }
 

@@ -311,7 +311,8 @@ impl Lowerer<'_, '_> {
     /// A schema is free when from every position inside an item that its
     /// last lexeme may go on from, infinitely many distinct values can
     /// still complete it: strings without pattern, format or maxLength
-    /// (and no `max_string_length` cap), integers without bounds, divisors
+    /// (and no `max_string_length` cap), integers without bounds (nor a
+    /// `max_number_length` cap), divisors
     /// or excluded values, written without a fraction or exponent (`1.0`
     /// is refused there: a documented subset). Then the parser's
     /// check when an item completes (or when its last lexeme must end: the
@@ -365,6 +366,7 @@ impl Lowerer<'_, '_> {
             }
             Schema::Number(n) => {
                 !n.non_integer
+                    && self.c.options.max_number_length.is_none()
                     && n.min.is_none()
                     && n.max.is_none()
                     && n.multiple_of.is_empty()

@@ -88,3 +88,27 @@ fn schema_text_errors_have_positions() {
     assert_eq!(e.kind(), &ErrorKind::LimitExceeded);
     assert!(e.message().contains("max_json_depth"), "{e}");
 }
+
+/// `max_number_length` and `max_string_length` cap what the grammar writes
+/// (a stricter grammar: every accepted text is still valid), keys of
+/// additional properties included; `const` values and listed keys are
+/// not capped, and a cap that empties a bounded set leaves no number.
+#[test]
+fn length_caps() {
+    use serde_json::{Value, json};
+    let opts = jsonschema::Options::compact().with_length_caps(Some(4), Some(5));
+    let c = |s: Value| jsonschema::compile(&s, &opts).unwrap();
+    let n = c(json!({"type": "number"}));
+    for (text, ok) in [("12345", true), ("-1.25", true), ("123456", false), ("1.2345", false)] {
+        assert_eq!(accepts_text(&n, text), ok, "{text}");
+    }
+    let obj = c(json!({"properties": {"a_long_name": {"const": 1234567}}}));
+    assert!(accepts_text(&obj, r#"{"a_long_name":1234567}"#));
+    assert!(accepts_text(&obj, r#"{"abcd":"wxyz"}"#));
+    assert!(!accepts_text(&obj, r#"{"abcde":1}"#), "an additional key over the cap");
+    assert!(!accepts_text(&obj, r#"{"abcd":"vwxyz"}"#), "a free string over the cap");
+    // Integers are written without exponent: 123456 and up need 6 digits.
+    let far = c(json!({"properties": {"x": {"type": "integer", "minimum": 123456}}}));
+    assert!(accepts_text(&far, "{}"));
+    assert!(!accepts_text(&far, r#"{"x":123456}"#));
+}

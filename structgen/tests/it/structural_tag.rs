@@ -391,7 +391,9 @@ fn masks_equal_the_oracle_on_llama3_and_qwen3() {
     }
 }
 
-/// A reasoning block of 2,000 tokens, then a required call.
+/// A reasoning block of 2,000 tokens, then a required call; every mask
+/// with split masks (the default) equals the plain walk's
+/// (`with_max_splits(0)`), and most of the free-text masks came from a split.
 #[test]
 fn long_reasoning_block() {
     let Some(tok) = tokenizer("long reasoning", "tokenizers/llama3.tokenizer.json.gz") else {
@@ -407,11 +409,18 @@ fn long_reasoning_block() {
     }
     let text = format!("<think>{body}</think>{}", call(ToolSyntax::Hermes, "f", r#"{"x": 3}"#));
     let mut m = Matcher::new(&v, &g).unwrap();
-    for t in tok.encode(&text) {
-        m.compute_mask().unwrap();
+    let mut plain = Matcher::new(&v, &g).unwrap().with_max_splits(0);
+    let ids = tok.encode(&text);
+    for (i, &t) in ids.iter().enumerate() {
+        let (a, b) = (m.compute_mask().unwrap(), plain.compute_mask().unwrap());
+        assert!(a == b, "step {i}: the split mask differs from the plain walk's");
         m.consume_token(TokenId(t)).unwrap();
+        plain.consume_token(TokenId(t)).unwrap();
     }
     assert!(m.is_accepting());
+    let stats = m.split_stats();
+    assert!(stats.masks * 2 > ids.len() as u64, "{stats:?} over {} steps", ids.len());
+    assert_eq!(plain.split_stats().masks, 0);
     let empty = format!("<think></think>{}", call(ToolSyntax::Hermes, "f", "{}"));
     assert!(g.accepts(empty.as_bytes()));
 }

@@ -44,7 +44,7 @@ pub enum Format {
     Regex(String),
 }
 
-/// The longest string (or additional key) a schema without `maxLength` lets
+/// The longest string value a schema without `maxLength` lets
 /// the model write, in characters: a small model that loops inside a string
 /// otherwise writes until the token limit.
 pub const MAX_STRING_CHARS: usize = 256;

@@ -136,9 +136,11 @@ pub struct Options {
     /// When set, `additionalProperties` is treated as `false` wherever the
     /// schema leaves it unspecified (the spec's default is `true`).
     pub forbid_additional_properties: bool,
-    /// A cap on the length (in characters) of strings without `maxLength`,
-    /// keys of additional properties included; `None` leaves them
-    /// unbounded, as the spec does. A stricter grammar (every text it
+    /// A cap on the length (in characters) of string values without
+    /// `maxLength` (not of keys: a cap on a key regex that excludes the
+    /// listed names made one MaskBench schema's key lexeme too complex for
+    /// the lexer's emptiness fuel); `None` leaves them unbounded, as the
+    /// spec does. A stricter grammar (every text it
     /// accepts is still valid) that keeps a sampler from writing one string
     /// forever.
     pub max_string_length: Option<usize>,

@@ -112,11 +112,6 @@ impl Lowerer<'_, '_> {
                     continue;
                 }
                 let Some(vs) = self.lower(&v, depth + 1)? else { continue };
-                if let Some(cap) = self.c.options.max_string_length {
-                    let cap = cap.min(u32::MAX as usize - 1) as u32;
-                    let any = RegexAst::Regex("(?s:.)".to_string());
-                    content.push(RegexAst::Repeat(Box::new(any), 0, cap));
-                }
                 let content = if content.len() == 1 { rx.clone() } else { RegexAst::And(content) };
                 let key = self.lexeme("key", quote_except(content, &names));
                 regions.push((key, vs, bits));

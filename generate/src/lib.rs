@@ -80,7 +80,7 @@ mod request;
 pub mod sampler;
 mod template;
 
-pub use constraint::{Constraint, Format};
+pub use constraint::{Constraint, Format, MAX_NUMBER_CHARS, MAX_STRING_CHARS};
 pub use error::Error;
 pub use generator::{Generation, Generator, Params, Prefilled, Step, StopReason};
 pub use model::{Model, Session, Weights};

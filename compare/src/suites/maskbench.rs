@@ -47,7 +47,8 @@ enum Config {
     /// when the options keep llguidance's language (its masks must be equal).
     Ours {
         name: &'static str,
-        options: jsonschema::Options,
+        /// Boxed: the options are several times larger than llguidance's factory.
+        options: Box<jsonschema::Options>,
         matcher: MatcherBuilder,
         compare_masks: bool,
     },
@@ -84,13 +85,13 @@ fn configs(peer_env: &peer_toktrie::TokEnv, plain: Vocabulary) -> Result<Vec<Con
     Ok(vec![
         Config::Ours {
             name: "ours",
-            options: jsonschema::Options::llguidance_compat(),
+            options: Box::new(jsonschema::Options::llguidance_compat()),
             matcher: Box::new(move |_, g| Matcher::new(&plain, g)),
             compare_masks: true,
         },
         Config::Ours {
             name: "ours slicer",
-            options: jsonschema::Options::llguidance_compat(),
+            options: Box::new(jsonschema::Options::llguidance_compat()),
             matcher: with_slicer(),
             compare_masks: true,
         },
@@ -99,8 +100,10 @@ fn configs(peer_env: &peer_toktrie::TokEnv, plain: Vocabulary) -> Result<Vec<Con
         // differs from llguidance's (no mask comparison).
         Config::Ours {
             name: "ours any order",
-            options: jsonschema::Options::llguidance_compat()
-                .with_property_order(jsonschema::PropertyOrder::Any),
+            options: Box::new(
+                jsonschema::Options::llguidance_compat()
+                    .with_property_order(jsonschema::PropertyOrder::Any),
+            ),
             matcher: with_slicer(),
             compare_masks: false,
         },

@@ -119,8 +119,9 @@ fn json_between(before: &str, schema: &Value, after: &str) -> Result<earley::Gra
 #[derive(Debug)]
 pub struct Constraint {
     matcher: Matcher,
-    /// Whether the last mask holds stop tokens only.
-    only_stop: bool,
+    /// The matcher's stop tokens (fixed for its life), kept so a step can
+    /// read them beside the borrowed mask.
+    stop: Vec<TokenId>,
 }
 
 fn matcher_err(e: impl std::fmt::Display) -> Error {
@@ -137,7 +138,8 @@ impl Constraint {
     pub fn new(vocab: &Vocabulary, grammar: &Grammar, forcing: bool) -> Result<Constraint, Error> {
         let mut matcher = Matcher::new(vocab, grammar).map_err(matcher_err)?;
         matcher.set_forcing(forcing);
-        Ok(Constraint { matcher, only_stop: false })
+        let stop = matcher.stop_tokens().to_vec();
+        Ok(Constraint { matcher, stop })
     }
 
     /// Computes the mask and sets the logits of the tokens outside it to
@@ -153,23 +155,15 @@ impl Constraint {
         Ok(mask.count())
     }
 
-    /// Computes the mask and whether it allows only stop tokens.
-    fn mask(&mut self) -> Result<(), Error> {
-        let stop: Vec<TokenId> = self.matcher.stop_tokens().to_vec();
-        let mask = self.matcher.compute_mask().map_err(matcher_err)?;
-        let n = mask.count();
-        self.only_stop = n > 0 && n == stop.iter().filter(|&&t| mask.contains(t)).count();
-        Ok(())
-    }
-
     /// Whether the grammar allows nothing but a stop token now (the text is
     /// complete). Computes the mask.
     ///
     /// # Errors
     /// As [`mask_logits`](Constraint::mask_logits).
     pub fn only_stop_allowed(&mut self) -> Result<bool, Error> {
-        self.mask()?;
-        Ok(self.only_stop)
+        let mask = self.matcher.compute_mask().map_err(matcher_err)?;
+        let n = mask.count();
+        Ok(n > 0 && n == self.stop.iter().filter(|&&t| mask.contains(t)).count())
     }
 
     /// The tokens the grammar forces now, consumed (empty when forcing is

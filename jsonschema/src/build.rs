@@ -198,10 +198,10 @@ impl<'a> Compiler<'a> {
 
     /// A copy of `s`, its size charged to `Limits::max_copied_nodes` first
     /// (the size is counted with at most as many steps as the room left).
-    pub(crate) fn charged_clone(&mut self, s: &Schema, ptr: &str) -> Result<Schema> {
+    pub(crate) fn charged_clone(&mut self, s: &Schema) -> Result<Schema> {
         let room = self.copy_room();
         self.copied += s.size_up_to(room);
-        self.check_copied(ptr)?;
+        self.check_copied()?;
         Ok(s.clone())
     }
 
@@ -213,7 +213,7 @@ impl<'a> Compiler<'a> {
         let room = self.copy_room().div_ceil(BUILD_COST);
         let size = crate::ir::regex_size(std::slice::from_ref(ast), room);
         self.copied = self.copied.saturating_add(size.saturating_mul(BUILD_COST));
-        self.check_copied("")
+        self.check_copied()
     }
 
     /// One more than the copies `Limits::max_copied_nodes` still allows: a
@@ -222,13 +222,15 @@ impl<'a> Compiler<'a> {
         self.options.limits.max_copied_nodes.saturating_sub(self.copied).saturating_add(1)
     }
 
-    fn check_copied(&self, ptr: &str) -> Result<()> {
+    /// The copy limit's error (at the schema being compiled: copies happen
+    /// deep inside intersections, where no pointer of their own is kept).
+    fn check_copied(&self) -> Result<()> {
         let max = self.options.limits.max_copied_nodes;
         if self.copied > max {
             let msg = format!(
                 "copies or builds more than {max} schema and regex nodes (Limits::max_copied_nodes)"
             );
-            return Err(self.err(ErrorKind::LimitExceeded, "", ptr, msg));
+            return Err(self.err(ErrorKind::LimitExceeded, "", "", msg));
         }
         Ok(())
     }

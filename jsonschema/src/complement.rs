@@ -256,10 +256,8 @@ impl Compiler<'_> {
                     let mut bs = vec![none];
                     for i in 0..pos.len() {
                         for j in i + 1..pos.len() {
-                            let (x, y) = (
-                                self.charged_clone(&pos[i], "")?,
-                                self.charged_clone(&pos[j], "")?,
-                            );
+                            let (x, y) =
+                                (self.charged_clone(&pos[i])?, self.charged_clone(&pos[j])?);
                             bs.push(self.intersect(x, y, depth + 1)?);
                             self.check_branches(bs.len())?;
                         }

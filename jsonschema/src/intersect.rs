@@ -68,7 +68,7 @@ impl Compiler<'_> {
             (Schema::AnyOf(xs), y) => {
                 let mut out = Vec::with_capacity(xs.len());
                 for x in xs {
-                    let yc = self.charged_clone(&y, "")?;
+                    let yc = self.charged_clone(&y)?;
                     let r = self.intersect(x, yc, depth + 1)?;
                     if !r.is_never() {
                         out.push(r);
@@ -80,7 +80,7 @@ impl Compiler<'_> {
             (y, Schema::AnyOf(xs)) => {
                 let mut out = Vec::with_capacity(xs.len());
                 for x in xs {
-                    let yc = self.charged_clone(&y, "")?;
+                    let yc = self.charged_clone(&y)?;
                     let r = self.intersect(yc, x, depth + 1)?;
                     if !r.is_never() {
                         out.push(r);
@@ -141,8 +141,8 @@ impl Compiler<'_> {
         let n = a.prefix.len().max(b.prefix.len());
         let mut prefix = Vec::with_capacity(n);
         for i in 0..n {
-            let x = self.charged_clone(a.prefix.get(i).unwrap_or(&a.items), "")?;
-            let y = self.charged_clone(b.prefix.get(i).unwrap_or(&b.items), "")?;
+            let x = self.charged_clone(a.prefix.get(i).unwrap_or(&a.items))?;
+            let y = self.charged_clone(b.prefix.get(i).unwrap_or(&b.items))?;
             prefix.push(self.intersect(x, y, depth + 1)?);
         }
         let items = self.intersect(*a.items, *b.items, depth + 1)?;
@@ -168,11 +168,11 @@ impl Compiler<'_> {
     /// The schema a key takes in `o` (property, region, or `Never`).
     pub(crate) fn key_schema(&mut self, o: &ObjectSchema, key: &str) -> Result<Schema> {
         if let Some((_, s)) = o.properties.iter().find(|(k, _)| k == key) {
-            return self.charged_clone(s, "");
+            return self.charged_clone(s);
         }
         for (rx, s) in &o.regions {
             if self.regex_matches(rx, key)? {
-                return self.charged_clone(s, "");
+                return self.charged_clone(s);
             }
         }
         Ok(Schema::Never)
@@ -204,7 +204,7 @@ impl Compiler<'_> {
                 if self.regex_is_empty(&rx)? == Some(true) {
                     continue;
                 }
-                let (sa, sb) = (self.charged_clone(sa, "")?, self.charged_clone(sb, "")?);
+                let (sa, sb) = (self.charged_clone(sa)?, self.charged_clone(sb)?);
                 let s = self.intersect(sa, sb, depth + 1)?;
                 if !s.is_never() {
                     regions.push((rx, s));

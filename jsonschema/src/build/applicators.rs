@@ -52,7 +52,7 @@ impl Compiler<'_> {
     /// True when the intersection of `a` and `b` is provably empty.
     fn disjoint(&mut self, a: &Schema, b: &Schema, depth: usize) -> Result<bool> {
         let saved = self.nodes;
-        let (a, b) = (self.charged_clone(a, "")?, self.charged_clone(b, "")?);
+        let (a, b) = (self.charged_clone(a)?, self.charged_clone(b)?);
         let r = match self.intersect(a, b, depth + 1) {
             Ok(s) => self.provably_empty(&s, depth + 1)?,
             Err(e) if *e.kind() == ErrorKind::LimitExceeded => return Err(e),

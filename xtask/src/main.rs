@@ -304,9 +304,11 @@ fn ci(root: &Path) -> Result<()> {
 fn run_step(root: &Path, step: &Step) -> Result<()> {
     println!("== {}: cargo {}", step.name, step.args.join(" "));
     let started = Instant::now();
+    // A CI build is cold and built once: incremental state is only cost.
     let status = Command::new(cargo())
         .current_dir(root)
         .args(step.args)
+        .env("CARGO_INCREMENTAL", "0")
         .envs(step.env.iter().map(|(k, v)| (k, v)))
         .status()
         .with_context(|| format!("cannot run cargo {}", step.name))?;
@@ -326,15 +328,60 @@ fn package(root: &Path) -> Result<()> {
     }
     println!("== package: cargo {}", args.join(" "));
     let started = Instant::now();
+    clear_overlay_sources()?;
+    // Verification builds each crate with the default dev profile (a
+    // package carries no workspace profile); debug information there is
+    // only cost.
     let status = Command::new(cargo())
         .current_dir(root)
         .args(&args)
+        .env("CARGO_PROFILE_DEV_DEBUG", "false")
         .status()
         .context("cannot run cargo package")?;
     if !status.success() {
         bail!("`cargo {}` failed", args.join(" "));
     }
     println!("== package done in {:.0} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Removes what earlier `cargo package` runs unpacked of our crates.
+///
+/// To verify a crate against its packaged siblings, cargo publishes them to
+/// a temporary local registry and unpacks each into
+/// `$CARGO_HOME/registry/src/-<hash>/<name>-<version>`, where the hash
+/// depends only on the checkout's path. It unpacks only when that folder is
+/// missing, so a second run from the same path with the same version number
+/// builds the first run's sources: CI once failed to verify
+/// `structgen-coalesce` against a `structgen-bpe` that predated the methods
+/// it calls. Local registries are the folders whose name starts with `-`
+/// (crates.io's is `index.crates.io-<hash>`); in them, only our crates
+/// (named `structgen*`) are removed.
+fn clear_overlay_sources() -> Result<()> {
+    let home = match std::env::var_os("CARGO_HOME") {
+        Some(home) => PathBuf::from(home),
+        None => match std::env::var_os("HOME") {
+            Some(home) => PathBuf::from(home).join(".cargo"),
+            None => return Ok(()),
+        },
+    };
+    let Ok(registries) = std::fs::read_dir(home.join("registry").join("src")) else {
+        return Ok(());
+    };
+    for registry in registries {
+        let registry = registry?;
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        for unpacked in std::fs::read_dir(registry.path())? {
+            let unpacked = unpacked?;
+            if unpacked.file_name().to_string_lossy().starts_with("structgen") {
+                let path = unpacked.path();
+                std::fs::remove_dir_all(&path)
+                    .with_context(|| format!("cannot remove {}", path.display()))?;
+            }
+        }
+    }
     Ok(())
 }
 

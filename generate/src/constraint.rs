@@ -54,15 +54,28 @@ pub const MAX_STRING_CHARS: usize = 256;
 /// 24), where a looping model writes fraction digits forever.
 pub const MAX_NUMBER_CHARS: usize = 24;
 
+/// The longest key the model may write where the schema lets any text be a
+/// key (`additionalProperties`), in characters.
+pub const MAX_KEY_CHARS: usize = 64;
+
+/// The most members one object may have beyond its listed properties: a
+/// small model asked for a field the schema forbids invents keys for as long
+/// as it is let (MaskBench's `Github_trivial---o30283` did until the token
+/// limit).
+pub const MAX_ADDITIONAL_MEMBERS: usize = 16;
+
 impl Format {
     /// The JSON Schema options used for generation (see
     /// [`Format::JsonSchema`]): `json.dumps` separators, no other
-    /// whitespace, and free strings and numbers capped at
-    /// [`MAX_STRING_CHARS`] and [`MAX_NUMBER_CHARS`] characters.
+    /// whitespace, free strings and numbers capped at [`MAX_STRING_CHARS`]
+    /// and [`MAX_NUMBER_CHARS`] characters, free keys at [`MAX_KEY_CHARS`],
+    /// and at most [`MAX_ADDITIONAL_MEMBERS`] members beyond the listed
+    /// properties of an object.
     pub fn json_options() -> jsonschema::Options {
         jsonschema::Options::compact()
             .with_separators(", ", ": ")
             .with_length_caps(Some(MAX_STRING_CHARS), Some(MAX_NUMBER_CHARS))
+            .with_member_caps(Some(MAX_KEY_CHARS), Some(MAX_ADDITIONAL_MEMBERS))
     }
 
     /// Compiles the grammar.

@@ -80,7 +80,9 @@ mod request;
 pub mod sampler;
 mod template;
 
-pub use constraint::{Constraint, Format, MAX_NUMBER_CHARS, MAX_STRING_CHARS};
+pub use constraint::{
+    Constraint, Format, MAX_ADDITIONAL_MEMBERS, MAX_KEY_CHARS, MAX_NUMBER_CHARS, MAX_STRING_CHARS,
+};
 pub use error::Error;
 pub use generator::{Generation, Generator, Params, Prefilled, Step, StopReason};
 pub use model::{Model, Session, Weights};

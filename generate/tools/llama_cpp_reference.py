@@ -24,6 +24,7 @@ import json
 import sys
 import time
 
+import llama_cpp
 import numpy as np
 from llama_cpp import Llama
 
@@ -45,6 +46,15 @@ def penalize(logits: np.ndarray, recent: list, penalty: float) -> None:
         logits[t] = logits[t] / penalty if logits[t] > 0 else logits[t] * penalty
 
 
+def last_logits(llm: Llama) -> np.ndarray:
+    """The logits of the last evaluated token, copied. `Llama.scores` holds
+    them only with `logits_all=True` since llama-cpp-python 0.3 (sampling
+    moved into llama.cpp's sampler), which would compute logits for every
+    prompt token; the C API gives the last row directly."""
+    ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+    return np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),)).copy()
+
+
 def run_task(llm: Llama, prompt: str, args, stops: set) -> dict:
     tokens = llm.tokenize(chatml(prompt).encode(), add_bos=False, special=True)
     llm.reset()
@@ -53,7 +63,7 @@ def run_task(llm: Llama, prompt: str, args, stops: set) -> dict:
     after_prompt = time.perf_counter()
     out = []
     while len(out) < args.max_tokens:
-        logits = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
+        logits = last_logits(llm)
         if args.repeat_penalty != 1.0:
             penalize(logits, out[-args.repeat_last_n :], args.repeat_penalty)
         t = int(np.argmax(logits))

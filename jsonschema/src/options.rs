@@ -137,13 +137,26 @@ pub struct Options {
     /// schema leaves it unspecified (the spec's default is `true`).
     pub forbid_additional_properties: bool,
     /// A cap on the length (in characters) of string values without
-    /// `maxLength` (not of keys: a cap on a key regex that excludes the
-    /// listed names made one MaskBench schema's key lexeme too complex for
-    /// the lexer's emptiness fuel); `None` leaves them unbounded, as the
-    /// spec does. A stricter grammar (every text it
-    /// accepts is still valid) that keeps a sampler from writing one string
-    /// forever.
+    /// `maxLength` (keys have [`max_key_length`](Options::max_key_length));
+    /// `None` leaves them unbounded, as the spec does. A stricter grammar
+    /// (every text it accepts is still valid) that keeps a sampler from
+    /// writing one string forever.
     pub max_string_length: Option<usize>,
+    /// A cap on the length (in characters) of keys that are not listed
+    /// property names (those of `additionalProperties` and
+    /// `patternProperties`); `None` leaves them unbounded, as the spec
+    /// does. Applied only where the cap keeps the key's lexeme simple: a key
+    /// region with a `pattern` other than "any text" is left unbounded
+    /// (capping `^.*$` excluding the listed names made one MaskBench
+    /// schema's key lexeme too complex for the lexer's emptiness fuel).
+    pub max_key_length: Option<usize>,
+    /// A cap on the number of members of one object whose keys are not
+    /// listed property names; `None` leaves it unbounded, as the spec does.
+    /// Where members come in any order (a permutation phrase, which counts
+    /// all members alike) it caps the members in all at the listed names
+    /// plus this number. Like the length caps, a stricter grammar that keeps
+    /// a sampler from writing members forever.
+    pub max_additional_properties: Option<usize>,
     /// A cap on the length (in characters) of numbers written by the
     /// grammar (not of `const`/`enum` values); `None` leaves them unbounded,
     /// as the spec does. Like [`max_string_length`](Options::max_string_length),
@@ -188,6 +201,8 @@ impl Default for Options {
             forbid_additional_properties: false,
             max_string_length: None,
             max_number_length: None,
+            max_key_length: None,
+            max_additional_properties: None,
             integer_zero_fraction: true,
             coerce_one_of: false,
             lenient: false,
@@ -235,6 +250,14 @@ impl Options {
     pub fn with_length_caps(mut self, string: Option<usize>, number: Option<usize>) -> Options {
         self.max_string_length = string;
         self.max_number_length = number;
+        self
+    }
+
+    /// These options with [`max_key_length`](Options::max_key_length) and
+    /// [`max_additional_properties`](Options::max_additional_properties).
+    pub fn with_member_caps(mut self, key: Option<usize>, members: Option<usize>) -> Options {
+        self.max_key_length = key;
+        self.max_additional_properties = members;
         self
     }
 

@@ -92,6 +92,7 @@ impl PyGrammar {
     #[pyo3(signature = (
         schema, *, whitespace = "bounded", whitespace_pattern = None, separators = None,
         any_order = false, forbid_additional_properties = false, max_string_length = None,
+        max_number_length = None, max_key_length = None, max_additional_properties = None,
         integer_zero_fraction = true, coerce_one_of = false, lenient = false
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -104,6 +105,9 @@ impl PyGrammar {
         any_order: bool,
         forbid_additional_properties: bool,
         max_string_length: Option<usize>,
+        max_number_length: Option<usize>,
+        max_key_length: Option<usize>,
+        max_additional_properties: Option<usize>,
         integer_zero_fraction: bool,
         coerce_one_of: bool,
         lenient: bool,
@@ -128,7 +132,9 @@ impl PyGrammar {
         }
         options = options.with_integer_zero_fraction(integer_zero_fraction);
         options.forbid_additional_properties = forbid_additional_properties;
-        options.max_string_length = max_string_length;
+        options = options
+            .with_length_caps(max_string_length, max_number_length)
+            .with_member_caps(max_key_length, max_additional_properties);
         options.coerce_one_of = coerce_one_of;
         options.lenient = lenient;
         let input = JsonInput::extract(schema, "the schema")?;

@@ -175,6 +175,9 @@ class Grammar:
         any_order: bool = False,
         forbid_additional_properties: bool = False,
         max_string_length: Optional[int] = None,
+        max_number_length: Optional[int] = None,
+        max_key_length: Optional[int] = None,
+        max_additional_properties: Optional[int] = None,
         integer_zero_fraction: bool = True,
         coerce_one_of: bool = False,
         lenient: bool = False,
@@ -192,7 +195,13 @@ class Grammar:
           the required ones always) instead of schema order.
         - ``forbid_additional_properties``: ``additionalProperties`` is
           ``false`` where the schema leaves it unspecified.
-        - ``max_string_length``: a cap on strings without ``maxLength``.
+        - ``max_string_length``: a cap on strings without ``maxLength``;
+          ``max_number_length``: on numbers (not ``const``/``enum`` ones);
+          ``max_key_length``: on keys any text may be
+          (``additionalProperties``); ``max_additional_properties``: on the
+          members of an object beyond its listed properties. Each makes the
+          grammar stricter (what it accepts is still valid) and keeps a
+          sampling model from writing one value, key or object forever.
         - ``integer_zero_fraction``: accept ``1.0`` as an integer.
         - ``coerce_one_of``: treat ``oneOf`` as ``anyOf``.
         - ``lenient``: ignore unsupported keywords (see ``warnings``).

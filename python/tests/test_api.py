@@ -131,6 +131,14 @@ def test_json_schema_layout_options():
     )
     assert Grammar.json_schema({"type": "string"}, max_string_length=2).accepts('"ab"')
     assert not Grammar.json_schema({"type": "string"}, max_string_length=2).accepts('"abc"')
+    num = Grammar.json_schema({"type": "number"}, max_number_length=3)
+    assert num.accepts("1.5") and not num.accepts("1.25")
+    obj = Grammar.json_schema(
+        {"type": "object"}, whitespace="compact", max_key_length=2, max_additional_properties=1
+    )
+    assert obj.accepts('{"ab":1}')
+    assert not obj.accepts('{"abc":1}')
+    assert not obj.accepts('{"a":1,"b":2}')
     assert Grammar.json_schema({"type": "integer"}).accepts("1.0")
     assert not Grammar.json_schema({"type": "integer"}, integer_zero_fraction=False).accepts("1.0")
     with pytest.raises(ValueError, match="whitespace must be"):

@@ -313,7 +313,9 @@ impl Lowerer<'_, '_> {
     /// still complete it: strings without pattern, format or maxLength
     /// (and no `max_string_length` cap), integers without bounds (nor a
     /// `max_number_length` cap), divisors
-    /// or excluded values, written without a fraction or exponent (`1.0`
+    /// or excluded values, open objects (without a
+    /// `max_additional_properties` cap, which leaves a full object one
+    /// completion), written without a fraction or exponent (`1.0`
     /// is refused there: a documented subset). Then the parser's
     /// check when an item completes (or when its last lexeme must end: the
     /// closing quote) keeps masks exact: a prefix of an item always has a
@@ -386,6 +388,7 @@ impl Lowerer<'_, '_> {
             }
             Schema::Object(o) => {
                 o.properties.is_empty()
+                    && self.c.options.max_additional_properties.is_none()
                     && o.required.is_empty()
                     && o.min == 0
                     && o.max.is_none()

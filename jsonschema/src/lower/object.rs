@@ -112,7 +112,13 @@ impl Lowerer<'_, '_> {
                     continue;
                 }
                 let Some(vs) = self.lower(&v, depth + 1)? else { continue };
-                let content = if content.len() == 1 { rx.clone() } else { RegexAst::And(content) };
+                let mut content =
+                    if content.len() == 1 { rx.clone() } else { RegexAst::And(content) };
+                if let Some(cap) = self.c.options.max_key_length
+                    && is_any_text(&content)
+                {
+                    content = RegexAst::Repeat(Box::new(any_char()), 0, cap_u32(cap));
+                }
                 let key = self.lexeme("key", quote_except(content, &names));
                 regions.push((key, vs, bits));
             }
@@ -128,7 +134,14 @@ impl Lowerer<'_, '_> {
         }
         let cap = o.max.unwrap_or(o.min.max(1));
         let inc = |c: usize| if o.max.is_some() { c + 1 } else { (c + 1).min(cap) };
-        type Key = (usize, usize, u32);
+        // Members written under a key region, counted (up to the cap) only
+        // when `max_additional_properties` caps them.
+        let extra_cap = self.c.options.max_additional_properties;
+        let more = |e: usize| if extra_cap.is_some() { e + 1 } else { e };
+        let can_add_extra = |e: usize| extra_cap.is_none_or(|k| e < k);
+        // (next listed name or set of names written, members, witness bits,
+        // additional members)
+        type Key = (usize, usize, u32, usize);
         let mut ids: HashMap<Key, NonterminalId> = HashMap::new();
         let mut queue: VecDeque<Key> = VecDeque::new();
         let mut get = |l: &mut Self, k: Key, queue: &mut VecDeque<Key>| -> Result<NonterminalId> {
@@ -140,7 +153,7 @@ impl Lowerer<'_, '_> {
             queue.push_back(k);
             Ok(id)
         };
-        let first = get(self, (0, 0, 0), &mut queue)?;
+        let first = get(self, (0, 0, 0, 0), &mut queue)?;
         // In any order with negated member constraints (witnesses), the
         // first component of a key is the set of listed names already
         // written (bit `j` for `props[j]`) instead of the index of the
@@ -154,8 +167,8 @@ impl Lowerer<'_, '_> {
         } else {
             0
         };
-        while let Some((i, c, mask)) = queue.pop_front() {
-            let id = get(self, (i, c, mask), &mut queue)?;
+        while let Some((i, c, mask, e)) = queue.pop_front() {
+            let id = get(self, (i, c, mask, e), &mut queue)?;
             let can_add = o.max.is_none_or(|m| c < m);
             let mut alts = Vec::new();
             let member = |l: &Self, key: LexemeId, value: Symbol, next: NonterminalId| {
@@ -179,13 +192,16 @@ impl Lowerer<'_, '_> {
                             continue;
                         }
                         for &(sym, bits) in opts {
-                            let next = get(self, (used | 1 << j, inc(c), mask | bits), &mut queue)?;
+                            let next =
+                                get(self, (used | 1 << j, inc(c), mask | bits, e), &mut queue)?;
                             alts.push(member(self, keys[j], sym, next));
                         }
                     }
-                    for &(key, vs, bits) in &regions {
-                        let next = get(self, (used, inc(c), mask | bits), &mut queue)?;
-                        alts.push(member(self, key, vs, next));
+                    if can_add_extra(e) {
+                        for &(key, vs, bits) in &regions {
+                            let next = get(self, (used, inc(c), mask | bits, more(e)), &mut queue)?;
+                            alts.push(member(self, key, vs, next));
+                        }
                     }
                 }
                 if required & !used == 0 && c >= o.min && mask == full {
@@ -194,20 +210,21 @@ impl Lowerer<'_, '_> {
             } else if i < n {
                 if can_add {
                     for &(sym, bits) in &props[i].1 {
-                        let next = get(self, (i + 1, inc(c), mask | bits), &mut queue)?;
+                        let next = get(self, (i + 1, inc(c), mask | bits, e), &mut queue)?;
                         alts.push(member(self, keys[i], sym, next));
                     }
                 }
                 if !props[i].2 {
-                    alts.push(vec![Symbol::Nonterminal(get(self, (i + 1, c, mask), &mut queue)?)]);
+                    let next = get(self, (i + 1, c, mask, e), &mut queue)?;
+                    alts.push(vec![Symbol::Nonterminal(next)]);
                 }
             } else {
                 if c >= o.min && mask == full {
                     alts.push(vec![Symbol::Lexeme(self.rbrace)]);
                 }
-                if can_add {
+                if can_add && can_add_extra(e) {
                     for &(key, vs, bits) in &regions {
-                        let next = get(self, (n, inc(c), mask | bits), &mut queue)?;
+                        let next = get(self, (n, inc(c), mask | bits, more(e)), &mut queue)?;
                         alts.push(member(self, key, vs, next));
                     }
                 }
@@ -254,6 +271,27 @@ impl Lowerer<'_, '_> {
         let required =
             props.iter().enumerate().filter(|(_, p)| p.2).map(|(j, _)| j as u32).collect();
         let braces = (self.lbrace, self.rbrace);
-        self.bracketed_phrase("object", braces, members, required, (o.min, o.max), false)
+        // A phrase counts all its members alike: the cap on additional
+        // members becomes one on all of them.
+        let max = match (o.max, self.c.options.max_additional_properties) {
+            (None, Some(k)) => Some(props.len().saturating_add(k).max(o.min)),
+            (max, _) => max,
+        };
+        self.bracketed_phrase("object", braces, members, required, (o.min, max), false)
     }
+}
+
+/// Whether a key region's content is any text at all (`additionalProperties`
+/// or a pattern such as `^.*$`), where a length cap keeps the key lexeme a
+/// plain counted repetition.
+fn is_any_text(content: &RegexAst) -> bool {
+    matches!(content, RegexAst::Regex(r) if r == "(?s:.*)")
+}
+
+fn any_char() -> RegexAst {
+    RegexAst::Regex("(?s:.)".to_string())
+}
+
+fn cap_u32(n: usize) -> u32 {
+    n.min(u32::MAX as usize - 1) as u32
 }

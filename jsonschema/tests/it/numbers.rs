@@ -112,3 +112,45 @@ fn length_caps() {
     assert!(accepts_text(&far, "{}"));
     assert!(!accepts_text(&far, r#"{"x":123456}"#));
 }
+
+/// `max_key_length` caps keys that any text may be (not listed names, not
+/// keys under a pattern); `max_additional_properties` caps the members
+/// beyond the listed names, in schema order and in any order (where it caps
+/// all members at the listed names plus the cap).
+#[test]
+fn member_caps() {
+    use serde_json::{Value, json};
+    let opts = jsonschema::Options::compact().with_member_caps(Some(3), Some(2));
+    let c = |s: Value, o: &jsonschema::Options| jsonschema::compile(&s, o).unwrap();
+    let schema = json!({"properties": {"a_long_name": {"type": "integer"}}});
+    let obj = c(schema.clone(), &opts);
+    for (text, ok) in [
+        (r#"{"a_long_name":1,"abc":1,"xyz":2}"#, true),
+        (r#"{"abc":1,"xyz":2}"#, true),
+        (r#"{"abcd":1}"#, false),
+        (r#"{"a":1,"b":2,"c":3}"#, false),
+        (r#"{"a_long_name":1,"a":1,"b":2,"c":3}"#, false),
+    ] {
+        assert_eq!(accepts_text(&obj, text), ok, "{text}");
+    }
+    // The members of free values count per object.
+    let nested = c(json!({"type": "object"}), &opts);
+    assert!(accepts_text(&nested, r#"{"a":{"b":1,"c":2},"d":{"e":{}}}"#));
+    assert!(!accepts_text(&nested, r#"{"a":{"b":1,"c":2,"d":3}}"#));
+    // A key under a pattern is not capped.
+    let pattern = c(json!({"patternProperties": {"^x": {}}, "additionalProperties": false}), &opts);
+    assert!(accepts_text(&pattern, r#"{"xxxxxx":1}"#));
+    // In any order, listed names and others share one count.
+    let any = opts.clone().with_property_order(jsonschema::PropertyOrder::Any);
+    let obj = c(schema, &any);
+    for (text, ok) in [
+        (r#"{"abc":1,"a_long_name":1,"xyz":2}"#, true),
+        (r#"{"abc":1,"xy":1,"xyz":2}"#, true),
+        (r#"{"abc":1,"xy":1,"xyz":2,"a_long_name":1}"#, false),
+    ] {
+        assert_eq!(accepts_text(&obj, text), ok, "{text}");
+    }
+    // Without caps, neither is bounded.
+    let free = c(json!({"type": "object"}), &jsonschema::Options::compact());
+    assert!(accepts_text(&free, r#"{"abcdef":1,"b":2,"c":3,"d":4}"#));
+}

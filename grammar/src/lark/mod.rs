@@ -21,9 +21,10 @@
 //!   syntax error, not a no-op); `%import common.NAME`,
 //!   `%import common.NAME -> ALIAS`, `%import common (A, B)` with the 25
 //!   terminals of Lark's `common.lark` (see `common.rs`).
-//! - Special tokens `<|name|>`, `<name>` and token ids `<[1,5-9]>`,
-//!   `<[^5]>`, `<[*]>`; names are resolved against the vocabulary when a
-//!   parser is created.
+//! - Special tokens `<|name|>`, `<name>`, `<[NAME]>` (the token named
+//!   `[NAME]`, as Mistral's `[TOOL_CALLS]`: a name in brackets starts with
+//!   a letter or `/`) and token ids `<[1,5-9]>`, `<[^5]>`, `<[*]>`; names
+//!   are resolved against the vocabulary when a parser is created.
 //! - Lexeme options on rules whose body is a terminal: `[lazy]`,
 //!   `[suffix=X]` (X a string, regex or terminal: lazy, X kept in the text),
 //!   `[stop=X]` (lazy, X hidden: the rule's text ends before it and the

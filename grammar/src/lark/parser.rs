@@ -584,7 +584,13 @@ impl<'a> Parser<'a> {
             Tok::Special(text) => {
                 self.bump();
                 if text.starts_with("<[") && text.ends_with("]>") {
-                    let ids = self.token_ids(&text[2..text.len() - 2], start)?;
+                    let inner = &text[2..text.len() - 2];
+                    // Names in brackets (Mistral's `[TOOL_CALLS]`, `[/INST]`)
+                    // start with a letter or `/`; id lists never do.
+                    if inner.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/') {
+                        return self.node(ExprKind::SpecialToken(format!("[{inner}]")), start);
+                    }
+                    let ids = self.token_ids(inner, start)?;
                     return self.node(ExprKind::TokenIds(ids), start);
                 }
                 self.node(ExprKind::SpecialToken(text), start)

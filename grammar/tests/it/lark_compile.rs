@@ -174,6 +174,14 @@ fn special_tokens_compile() {
     assert!(!p.is_accepting().unwrap());
     assert!(p.try_consume_special(end).unwrap());
     assert!(p.is_accepting().unwrap());
+    // `<[NAME]>` names the token `[NAME]` (Mistral's control tokens).
+    let g = grammar::lark::compile("start: <[TOOL_CALLS]> \"[\"", &Config::default()).unwrap();
+    assert_eq!(g.special_tokens(), [earley::SpecialToken::Name("[TOOL_CALLS]".into())]);
+    let calls = toktrie::TokenId(5);
+    let mut p = earley::Parser::new(&g, &|name| (name == "[TOOL_CALLS]").then_some(calls)).unwrap();
+    assert!(p.try_consume_special(calls).unwrap());
+    assert!(p.try_consume_byte(b'[').unwrap());
+    assert!(p.is_accepting().unwrap());
 }
 
 #[test]

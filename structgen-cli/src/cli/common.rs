@@ -368,8 +368,9 @@ pub(crate) fn summary(times: &mut [f64]) -> String {
 /// XGrammar's format, or a tool-call preset request `{"syntax": NAME,
 /// "tools": [...], "tool_choice": ..., "reasoning": bool,
 /// "parallel_tool_calls": bool}` (OpenAI's `tools` and `tool_choice`;
-/// syntax names as `ToolSyntax::from_name` reads them).
-pub(crate) fn load_structure(path: &Path) -> Result<Loaded> {
+/// syntax names as `ToolSyntax::from_name` reads them). A preset matches
+/// its markers as `tok`'s special tokens where `tok` has them.
+pub(crate) fn load_structure(path: &Path, tok: &bpe::Tokenizer) -> Result<Loaded> {
     use structgen::structural_tag::presets;
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read structure file `{}`", path.display()))?;
@@ -394,7 +395,8 @@ pub(crate) fn load_structure(path: &Path) -> Result<Loaded> {
         let flag = |k: &str, d: bool| v.get(k).and_then(Value::as_bool).unwrap_or(d);
         let options = presets::PresetOptions::default()
             .with_reasoning(flag("reasoning", false))
-            .with_parallel_tool_calls(flag("parallel_tool_calls", true));
+            .with_parallel_tool_calls(flag("parallel_tool_calls", true))
+            .with_special_tokens(tok.special_tokens().map(|(_, name)| name));
         let tag = presets::structural_tag(syntax, &tools, &choice, &options)
             .map_err(|e| anyhow::anyhow!("{name}:{e}"))?;
         GrammarSpec::StructuralTag(tag.to_json())

@@ -112,8 +112,9 @@ pub(crate) fn run(args: DemoArgs) -> Result<ExitCode> {
     };
     defaults.schema.max_string_length = Some(DEMO_STRING_LENGTH);
     defaults.lark_json.max_string_length = Some(DEMO_STRING_LENGTH);
+    let tok = Arc::new(args.tokenizer.load()?);
     let (grammar, compile_ms) = if let Some(s) = &args.structure {
-        let l = super::common::load_structure(s)?;
+        let l = super::common::load_structure(s, &tok)?;
         (l.grammar, l.compile_time.as_secs_f64() * 1e3)
     } else if args.grammar.is_some() || args.schema.schema.is_some() {
         let l = load_grammar(args.grammar.as_deref(), &args.schema, &args.limits, &defaults)?;
@@ -124,7 +125,6 @@ pub(crate) fn run(args: DemoArgs) -> Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("bundled example: {e}"))?;
         (g, started.elapsed().as_secs_f64() * 1e3)
     };
-    let tok = Arc::new(args.tokenizer.load()?);
     let vocab = structgen::Vocabulary::from_tokenizer(tok.clone())?;
     let started = Instant::now();
     let mut m = Matcher::new(&vocab, &grammar)?;

@@ -54,7 +54,7 @@ fn shown(tok: &bpe::Tokenizer, t: u32) -> String {
 pub(crate) fn run(args: MaskArgs) -> Result<ExitCode> {
     let tok = std::sync::Arc::new(args.tokenizer.load()?);
     let loaded = match &args.structure {
-        Some(s) => super::common::load_structure(s)?,
+        Some(s) => super::common::load_structure(s, &tok)?,
         None => {
             load_grammar(args.grammar.as_deref(), &args.schema, &args.limits, &Defaults::default())?
         }

@@ -421,19 +421,28 @@ impl Lowerer {
 }
 
 /// A special token as Lark writes it: `<name>` with no white space.
+/// The Lark form of a special token's name: `<|name|>` as it is,
+/// `[NAME]` (Mistral's control tokens) as `<[NAME]>`.
 fn token(name: &str, pointer: &str) -> Result<String, Error> {
-    let ok = name.len() > 2
-        && name.starts_with('<')
-        && name.ends_with('>')
-        && !name[1..name.len() - 1].contains(['<', '>'])
-        && !name.chars().any(char::is_whitespace);
-    if ok {
+    let inside = |open: char, close: char| {
+        name.len() > 2
+            && name.starts_with(open)
+            && name.ends_with(close)
+            && !name[1..name.len() - 1].contains([open, close, '<', '>'])
+            && !name.chars().any(char::is_whitespace)
+    };
+    if inside('<', '>') {
         Ok(name.to_owned())
+    } else if inside('[', ']')
+        && name[1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '/')
+    {
+        Ok(format!("<{name}>"))
     } else {
         Err(request_error(
             pointer,
             format!(
-                "special token `{name}`: names are written in angle brackets, without spaces (`<|name|>`)"
+                "special token `{name}`: names are written in angle brackets (`<|name|>`) or \
+                 square brackets starting with a letter (`[TOOL_CALLS]`), without spaces"
             ),
         ))
     }

@@ -23,9 +23,17 @@
 //! `parallel_tool_calls: false` ([`PresetOptions::parallel_tool_calls`])
 //! allows at most one call.
 //!
-//! `[TOOL_CALLS]` and DeepSeek's `<｜…｜>` markers are matched as text:
-//! the tokenizers that have them as added tokens produce that token for the
-//! text. `<|python_tag|>` is matched as the special token.
+//! Markers (`<tool_call>`, `</tool_call>`, `[TOOL_CALLS]`, DeepSeek's
+//! `<｜…｜>`, `<think>`, `</think>`) are matched as the vocabulary's token
+//! of that name when [`PresetOptions::special_tokens`] lists it, and as text
+//! otherwise. A model whose tokenizer has the marker as an added token
+//! (Mistral v3's `[TOOL_CALLS]` is id 5, Qwen 3's `<tool_call>` id 151657)
+//! writes that one token, never the text spelled in ordinary tokens, and a
+//! vocabulary matches added tokens by id only: matched as text, the marker
+//! the model would write is masked out. `<|python_tag|>` is always the
+//! special token.
+
+use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
@@ -122,11 +130,19 @@ pub struct PresetOptions {
     pub reasoning: bool,
     /// Several calls allowed (OpenAI's `parallel_tool_calls`, default true).
     pub parallel_tool_calls: bool,
+    /// The names of the vocabulary's special (and added) tokens: a marker
+    /// named here is matched as that token, any other as text (see the
+    /// module docs). Empty by default.
+    pub special_tokens: BTreeSet<String>,
 }
 
 impl Default for PresetOptions {
     fn default() -> PresetOptions {
-        PresetOptions { reasoning: false, parallel_tool_calls: true }
+        PresetOptions {
+            reasoning: false,
+            parallel_tool_calls: true,
+            special_tokens: BTreeSet::new(),
+        }
     }
 }
 
@@ -141,6 +157,67 @@ impl PresetOptions {
     pub fn with_parallel_tool_calls(mut self, on: bool) -> PresetOptions {
         self.parallel_tool_calls = on;
         self
+    }
+
+    /// These options with the vocabulary's special tokens, by name
+    /// (`bpe::Tokenizer::special_tokens` gives them).
+    pub fn with_special_tokens<S: Into<String>>(
+        mut self,
+        names: impl IntoIterator<Item = S>,
+    ) -> PresetOptions {
+        self.special_tokens = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    fn is_token(&self, marker: &str) -> bool {
+        self.special_tokens.contains(marker)
+    }
+
+    /// A marker as a delimiter: the token, or the text.
+    fn marker(&self, marker: &str) -> Delimiter {
+        if self.is_token(marker) { Delimiter::token(marker) } else { Delimiter::text(marker) }
+    }
+
+    /// A marker inside a format: the token, or the text.
+    fn piece(&self, marker: &str) -> Format {
+        if self.is_token(marker) {
+            Format::Token(marker.to_owned())
+        } else {
+            Format::ConstString(marker.to_owned())
+        }
+    }
+
+    /// The tag `open` `before` `content` `after` `close`, where `open` and
+    /// `close` are markers. A marker that is text joins its neighbouring
+    /// text in the delimiter (so a trigger that is the marker's text stays
+    /// a prefix of the begin, naming the tag); one that is a token is the
+    /// delimiter, and the text moves into the content.
+    fn marked_tag(
+        &self,
+        (open, before): (&str, &str),
+        content: Format,
+        (after, close): (&str, &str),
+    ) -> Tag {
+        let mut parts = Vec::new();
+        let begin = if self.is_token(open) {
+            if !before.is_empty() {
+                parts.push(Format::ConstString(before.to_owned()));
+            }
+            Delimiter::token(open)
+        } else {
+            Delimiter::Text(format!("{open}{before}"))
+        };
+        parts.push(content);
+        let end = if self.is_token(close) {
+            if !after.is_empty() {
+                parts.push(Format::ConstString(after.to_owned()));
+            }
+            Delimiter::token(close)
+        } else {
+            Delimiter::Text(format!("{after}{close}"))
+        };
+        let content = if parts.len() == 1 { parts.remove(0) } else { Format::Sequence(parts) };
+        Tag::new(begin, content, end)
     }
 }
 
@@ -239,15 +316,14 @@ pub fn structural_tag(
     let answer = if selected.is_empty() {
         Format::any_text()
     } else {
-        let mut t = calls(syntax, &selected, single);
+        let mut t = calls(syntax, &selected, single, options);
         t.at_least_one = forced;
         t.stop_after_first =
             t.stop_after_first || single || matches!(choice, ToolChoice::Function(_));
         Format::TriggeredTags(t)
     };
     let format = if options.reasoning {
-        let think =
-            Tag::new(Delimiter::text("<think>"), Format::any_text(), Delimiter::text("</think>"));
+        let think = options.marked_tag(("<think>", ""), Format::any_text(), ("", "</think>"));
         Format::Sequence(vec![Format::Tag(think), answer])
     } else {
         answer
@@ -269,23 +345,20 @@ fn json_call(tool: &Tool, key: &str) -> Tag {
 }
 
 /// The triggered tags of one syntax (before `at_least_one` is set).
-fn calls(syntax: ToolSyntax, tools: &[&Tool], single: bool) -> TriggeredTags {
+fn calls(syntax: ToolSyntax, tools: &[&Tool], single: bool, o: &PresetOptions) -> TriggeredTags {
     match syntax {
         ToolSyntax::Hermes => {
             let tags = tools
                 .iter()
                 .map(|t| {
-                    Tag::new(
-                        Delimiter::Text(format!(
-                            "<tool_call>\n{}",
-                            name_prefix(&t.name, "arguments")
-                        )),
+                    o.marked_tag(
+                        ("<tool_call>", &format!("\n{}", name_prefix(&t.name, "arguments"))),
                         Format::JsonSchema(t.parameters.clone()),
-                        Delimiter::text("}\n</tool_call>"),
+                        ("}\n", "</tool_call>"),
                     )
                 })
                 .collect();
-            TriggeredTags::new(vec![Delimiter::text("<tool_call>")], tags)
+            TriggeredTags::new(vec![o.marker("<tool_call>")], tags)
         }
         ToolSyntax::Llama3Json => {
             let tags = tools.iter().map(|t| json_call(t, "parameters")).collect();
@@ -319,39 +392,46 @@ fn calls(syntax: ToolSyntax, tools: &[&Tool], single: bool) -> TriggeredTags {
             );
             list.at_least_one = true;
             list.stop_after_first = single;
-            let tag = Tag::new(
-                Delimiter::text("[TOOL_CALLS]["),
-                Format::TagsWithSeparator(list),
-                Delimiter::text("]"),
-            );
-            let mut t = TriggeredTags::new(vec![Delimiter::text("[TOOL_CALLS]")], vec![tag]);
+            let tag =
+                o.marked_tag(("[TOOL_CALLS]", "["), Format::TagsWithSeparator(list), ("]", ""));
+            let mut t = TriggeredTags::new(vec![o.marker("[TOOL_CALLS]")], vec![tag]);
             t.stop_after_first = true;
             t
         }
         ToolSyntax::DeepSeek => {
+            const SEP: &str = "<｜tool▁sep｜>";
             let calls = tools
                 .iter()
                 .map(|t| {
-                    Tag::new(
-                        Delimiter::Text(format!(
-                            "<｜tool▁call▁begin｜>function<｜tool▁sep｜>{}\n```json\n",
-                            t.name
-                        )),
-                        Format::JsonSchema(t.parameters.clone()),
-                        Delimiter::text("\n```<｜tool▁call▁end｜>"),
+                    // `function` SEP `name` after the call's marker, with
+                    // SEP a token (then in the content) or text.
+                    let schema = Format::JsonSchema(t.parameters.clone());
+                    let (before, content) = if o.is_token(SEP) {
+                        let content = Format::Sequence(vec![
+                            o.piece(SEP),
+                            Format::ConstString(format!("{}\n```json\n", t.name)),
+                            schema,
+                        ]);
+                        ("function".to_owned(), content)
+                    } else {
+                        (format!("function{SEP}{}\n```json\n", t.name), schema)
+                    };
+                    o.marked_tag(
+                        ("<｜tool▁call▁begin｜>", &before),
+                        content,
+                        ("\n```", "<｜tool▁call▁end｜>"),
                     )
                 })
                 .collect();
             let mut list = TagsWithSeparator::new(calls, Delimiter::text("\n"));
             list.at_least_one = true;
             list.stop_after_first = single;
-            let tag = Tag::new(
-                Delimiter::text("<｜tool▁calls▁begin｜>"),
+            let tag = o.marked_tag(
+                ("<｜tool▁calls▁begin｜>", ""),
                 Format::TagsWithSeparator(list),
-                Delimiter::text("<｜tool▁calls▁end｜>"),
+                ("", "<｜tool▁calls▁end｜>"),
             );
-            let mut t =
-                TriggeredTags::new(vec![Delimiter::text("<｜tool▁calls▁begin｜>")], vec![tag]);
+            let mut t = TriggeredTags::new(vec![o.marker("<｜tool▁calls▁begin｜>")], vec![tag]);
             t.stop_after_first = true;
             t
         }

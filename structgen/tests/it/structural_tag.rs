@@ -465,3 +465,120 @@ fn bfcl_schemas_in_every_syntax() {
     }
     assert!(checked >= 700, "{checked}");
 }
+
+/// Consumes `text` a token at a time, each the longest token the mask
+/// allows whose bytes begin what is left (whatever the canonical
+/// tokenization: SentencePiece vocabularies prefix a space to a text
+/// encoded alone).
+fn walk_text(m: &mut Matcher, v: &Vocabulary, text: &str) {
+    let mut rest = text.as_bytes();
+    while !rest.is_empty() {
+        let trie = v.trie();
+        let best = m
+            .compute_mask()
+            .unwrap()
+            .iter()
+            .map(|t| (t, trie.token_bytes(t).unwrap_or(&[])))
+            .filter(|(_, b)| !b.is_empty() && rest.starts_with(b))
+            .max_by_key(|(_, b)| b.len())
+            .map(|(t, b)| (t, b.len()));
+        let Some((t, n)) = best else {
+            panic!("no allowed token begins {:?}", &text[text.len() - rest.len()..])
+        };
+        m.consume_token(t).unwrap();
+        rest = &rest[n..];
+    }
+}
+
+/// Markers that the vocabulary has as added tokens are matched as those
+/// tokens, the one token the model writes (Mistral v0.3's `[TOOL_CALLS]`
+/// is id 5, Qwen 3's `<tool_call>` 151657, its `<think>` 151667); without
+/// `special_tokens` they are text, and the model's token is masked out.
+#[test]
+fn markers_are_the_vocabularys_tokens() {
+    let tools = [Tool::new(
+        "f",
+        json!({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}),
+    )];
+    let cases = [
+        ("Mistral v0.3", "tokenizers/mistral03.tokenizer.json.gz", ToolSyntax::Mistral),
+        ("Qwen3", "tokenizers/qwen3.tokenizer.json.gz", ToolSyntax::Hermes),
+    ];
+    for (name, file, syntax) in cases {
+        let Some(tok) = tokenizer(&format!("{name} preset markers"), file) else { return };
+        let v = Vocabulary::from_tokenizer(tok.clone()).unwrap();
+        let id = |marker: &str| TokenId(tok.special_id(marker).unwrap());
+        let reasoning = syntax == ToolSyntax::Hermes;
+        let grammar = |opts: PresetOptions| {
+            let opts = opts.with_reasoning(reasoning);
+            let tag = presets::structural_tag(syntax, &tools, &ToolChoice::Auto, &opts).unwrap();
+            Grammar::from_earley(tag.compile(&Default::default()).unwrap())
+        };
+        let (open, close) = match syntax {
+            ToolSyntax::Mistral => ("[TOOL_CALLS]", None),
+            _ => ("<tool_call>", Some("</tool_call>")),
+        };
+        let first = if reasoning { "<think>" } else { open };
+        let text_markers = grammar(PresetOptions::default());
+        let m = &mut Matcher::new(&v, &text_markers).unwrap();
+        assert!(!m.compute_mask().unwrap().contains(id(first)), "{name}: {first} as text");
+
+        let names: Vec<&str> = tok.special_tokens().map(|(_, n)| n).collect();
+        let g = grammar(PresetOptions::default().with_special_tokens(names));
+        let m = &mut Matcher::new(&v, &g).unwrap();
+        if reasoning {
+            assert!(m.compute_mask().unwrap().contains(id("<think>")), "{name}");
+            m.consume_token(id("<think>")).unwrap();
+            walk_text(m, &v, "The user wants f.");
+            m.consume_token(id("</think>")).unwrap();
+        }
+        walk_text(m, &v, "Calling f.");
+        assert!(m.compute_mask().unwrap().contains(id(open)), "{name}: {open}");
+        m.consume_token(id(open)).unwrap();
+        match close {
+            None => walk_text(m, &v, r#"[{"name": "f", "arguments": {"x": 3}}]"#),
+            Some(close) => {
+                walk_text(m, &v, "\n{\"name\": \"f\", \"arguments\": {\"x\": 3}}\n");
+                m.consume_token(id(close)).unwrap();
+            }
+        }
+        assert!(m.is_accepting(), "{name}");
+    }
+}
+
+/// DeepSeek's markers as tokens of a small vocabulary: the calls' begin,
+/// separator and end markers are the tokens, the rest text.
+#[test]
+fn deepseek_markers_as_tokens() {
+    let markers = [
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁sep｜>",
+        "<｜tool▁call▁end｜>",
+        "<｜tool▁calls▁end｜>",
+    ];
+    let mut b = Vocabulary::builder();
+    for byte in 0..=255u8 {
+        b = b.token(TokenId(u32::from(byte)), &[byte]);
+    }
+    for (i, name) in markers.iter().enumerate() {
+        b = b.special(TokenId(256 + i as u32), name);
+    }
+    let v = b.build().unwrap();
+    let tools = [Tool::new("f", json!({"type": "integer"}))];
+    let opts = PresetOptions::default().with_special_tokens(markers);
+    let tag = presets::structural_tag(ToolSyntax::DeepSeek, &tools, &ToolChoice::Required, &opts)
+        .unwrap();
+    let g = Grammar::from_earley(tag.compile(&Default::default()).unwrap());
+    let m = &mut Matcher::new(&v, &g).unwrap();
+    let token = |i: usize| TokenId(256 + i as u32);
+    // The text before each marker, and the marker.
+    for (piece, marker) in [("", 0), ("", 1), ("function", 2), ("f\n```json\n42\n```", 3), ("", 4)]
+    {
+        walk_text(m, &v, piece);
+        let t = token(marker);
+        assert!(m.compute_mask().unwrap().contains(t), "{}", markers[marker]);
+        m.consume_token(t).unwrap();
+    }
+    assert!(m.is_accepting());
+}

@@ -95,5 +95,14 @@ class LogitsProcessor:
         if self._bitmask is None or self._bitmask.shape[0] * 32 < vocab:
             self._bitmask = np.empty((vocab + 31) // 32, dtype=np.int32)
         m.fill_next_token_bitmask(self._bitmask)
-        apply_token_bitmask_inplace(scores, self._bitmask)
+        if scores.flags["C_CONTIGUOUS"]:
+            apply_token_bitmask_inplace(scores, self._bitmask)
+        else:
+            # llama-cpp-python 0.3 passes the `logit` field of its candidate
+            # records (a stride of 12 bytes): mask a contiguous copy and
+            # write it back. (An exception here would not stop generation:
+            # llama-cpp-python reports it and samples unconstrained.)
+            dense = np.ascontiguousarray(scores)
+            apply_token_bitmask_inplace(dense, self._bitmask)
+            scores[...] = dense
         return scores

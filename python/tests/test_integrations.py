@@ -171,8 +171,12 @@ def test_llama_cpp_python_end_to_end():
 
     llm = Llama(model_path=model, n_ctx=256, verbose=False)
     tok = structgen.llama_cpp.tokenizer_from_llama(llm)
-    proc = structgen.llama_cpp.LogitsProcessor(Grammar.json_schema({"type": "integer"}), tok)
+    # Integers without a zero fraction (`4.0` is an integer to JSON Schema,
+    # not to `int`), bounded so that the answer ends within the budget.
+    schema = {"type": "integer", "minimum": 0, "maximum": 1000}
+    grammar = Grammar.json_schema(schema, integer_zero_fraction=False)
+    proc = structgen.llama_cpp.LogitsProcessor(grammar, tok)
     out = llm.create_completion(
         "Seven times six is ", max_tokens=8, logits_processor=LogitsProcessorList([proc])
     )
-    int(out["choices"][0]["text"])
+    assert 0 <= int(out["choices"][0]["text"]) <= 1000

@@ -200,7 +200,8 @@ const EXAMPLE_PROMPT: &str = "Invent a character for a fantasy novel: a name, an
 
 /// `cargo xtask generate [ARGS…]`: the model (fetched once), then
 /// `structgen generate --model PATH ARGS` in release mode, built for this
-/// machine's CPU; without ARGS, the bundled schema and prompt.
+/// machine's CPU; without ARGS, the bundled schema and prompt (with
+/// `--repeat-penalty 1.1`).
 ///
 /// The build is native (`-C target-cpu=native`, in `target/native` so the
 /// portable release build stays as it is): candle's Q4_1 matrix product
@@ -229,7 +230,10 @@ fn generate(root: &Path, args: &[String]) -> Result<()> {
         .args(["--", "generate", "--model"])
         .arg(&model);
     if args.is_empty() {
+        // The eval's repetition penalty: greedy decoding of a 135M model
+        // otherwise repeats a phrase until the string cap.
         cmd.arg("--schema").arg(root.join(EXAMPLE_SCHEMA)).args(["--prompt", EXAMPLE_PROMPT]);
+        cmd.args(["--repeat-penalty", "1.1"]);
     } else {
         cmd.args(args);
     }

@@ -367,6 +367,12 @@ impl Printer {
                 out.push('~');
                 self.atomic(inner, out);
             }
+            // A name in brackets (`[TOOL_CALLS]`) is written `<[TOOL_CALLS]>`.
+            ExprKind::SpecialToken(t) | ExprKind::NegatedSpecialToken(t) if t.starts_with('[') => {
+                out.push('<');
+                out.push_str(t);
+                out.push('>');
+            }
             ExprKind::SpecialToken(t) | ExprKind::NegatedSpecialToken(t) => out.push_str(t),
             ExprKind::TokenIds(ids) => token_ids(ids, out),
             ExprKind::Json(v) => {

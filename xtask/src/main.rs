@@ -403,8 +403,9 @@ fn test(root: &Path) -> Result<()> {
         .status()
         .context("cannot run cargo test")?;
     let skipped = std::fs::read_to_string(&log).unwrap_or_default();
-    let lines: Vec<&str> = skipped.lines().collect();
-    println!("\n{} test(s) skipped for a missing corpus:", lines.len());
+    // A property test skips once per case: each test once, sorted.
+    let lines: std::collections::BTreeSet<&str> = skipped.lines().collect();
+    println!("\n{} test(s) skipped for a missing corpus or model:", lines.len());
     for line in &lines {
         println!("  {line}");
     }

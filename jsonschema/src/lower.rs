@@ -20,13 +20,23 @@ mod object;
 use finish::finish;
 
 /// The regex (over decoded characters) of a string schema's contents.
+/// A repetition count for derivre, where `u32::MAX` means unbounded: counts
+/// stop one below it.
+pub(crate) fn repeat_count(n: usize) -> u32 {
+    n.min(u32::MAX as usize - 1) as u32
+}
+
+/// From `lo` to `hi` characters of any kind (`None`: no upper bound).
+pub(crate) fn any_chars(lo: usize, hi: Option<usize>) -> RegexAst {
+    let any = RegexAst::Regex("(?s:.)".to_string());
+    RegexAst::Repeat(Box::new(any), repeat_count(lo), hi.map_or(u32::MAX, repeat_count))
+}
+
 pub(crate) fn string_content_regex(s: &StringSchema, cap: Option<usize>) -> RegexAst {
     let mut parts = s.regexes.clone();
     let max = s.max_len.or(cap);
     if s.min_len > 0 || max.is_some() {
-        let lo = s.min_len.min(u32::MAX as usize - 1) as u32;
-        let hi = max.map_or(u32::MAX, |m| m.min(u32::MAX as usize - 1) as u32);
-        parts.push(RegexAst::Repeat(Box::new(RegexAst::Regex("(?s:.)".to_string())), lo, hi));
+        parts.push(any_chars(s.min_len, max));
     }
     match parts.len() {
         0 => RegexAst::Regex("(?s:.*)".to_string()),
@@ -367,9 +377,8 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         if let Some(cap) = capped {
             // Every character of a number is ASCII: a byte count is a
             // character count.
-            let cap = cap.min(u32::MAX as usize - 1) as u32;
             let any = RegexAst::Regex("[-+.eE0-9]".to_string());
-            parts.push(RegexAst::Repeat(Box::new(any), 0, cap));
+            parts.push(RegexAst::Repeat(Box::new(any), 0, repeat_count(cap)));
         }
         // A cap can empty a bounded set (`minimum: 1e30` under 20
         // characters): checked like the other intersections.

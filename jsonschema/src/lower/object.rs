@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 
 use derivre::RegexAst;
 
-use super::{Lowerer, quote, quote_except};
+use super::{Lowerer, any_chars, quote, quote_except};
 use crate::error::{ErrorKind, Result};
 use crate::grammar::{LexemeId, NonterminalId, Symbol};
 use crate::ir::{ObjectSchema, Schema};
@@ -117,7 +117,7 @@ impl Lowerer<'_, '_> {
                 if let Some(cap) = self.c.options.max_key_length
                     && is_any_text(&content)
                 {
-                    content = RegexAst::Repeat(Box::new(any_char()), 0, cap_u32(cap));
+                    content = any_chars(0, Some(cap));
                 }
                 let key = self.lexeme("key", quote_except(content, &names));
                 regions.push((key, vs, bits));
@@ -286,12 +286,4 @@ impl Lowerer<'_, '_> {
 /// plain counted repetition.
 fn is_any_text(content: &RegexAst) -> bool {
     matches!(content, RegexAst::Regex(r) if r == "(?s:.*)")
-}
-
-fn any_char() -> RegexAst {
-    RegexAst::Regex("(?s:.)".to_string())
-}
-
-fn cap_u32(n: usize) -> u32 {
-    n.min(u32::MAX as usize - 1) as u32
 }

@@ -420,7 +420,6 @@ impl Lowerer {
     }
 }
 
-/// A special token as Lark writes it: `<name>` with no white space.
 /// The Lark form of a special token's name: `<|name|>` as it is,
 /// `[NAME]` (Mistral's control tokens) as `<[NAME]>`.
 fn token(name: &str, pointer: &str) -> Result<String, Error> {

@@ -178,15 +178,6 @@ impl PresetOptions {
         if self.is_token(marker) { Delimiter::token(marker) } else { Delimiter::text(marker) }
     }
 
-    /// A marker inside a format: the token, or the text.
-    fn piece(&self, marker: &str) -> Format {
-        if self.is_token(marker) {
-            Format::Token(marker.to_owned())
-        } else {
-            Format::ConstString(marker.to_owned())
-        }
-    }
-
     /// The tag `open` `before` `content` `after` `close`, where `open` and
     /// `close` are markers. A marker that is text joins its neighbouring
     /// text in the delimiter (so a trigger that is the marker's text stays
@@ -198,26 +189,27 @@ impl PresetOptions {
         content: Format,
         (after, close): (&str, &str),
     ) -> Tag {
-        let mut parts = Vec::new();
-        let begin = if self.is_token(open) {
-            if !before.is_empty() {
-                parts.push(Format::ConstString(before.to_owned()));
-            }
-            Delimiter::token(open)
-        } else {
-            Delimiter::Text(format!("{open}{before}"))
-        };
-        parts.push(content);
-        let end = if self.is_token(close) {
-            if !after.is_empty() {
-                parts.push(Format::ConstString(after.to_owned()));
-            }
-            Delimiter::token(close)
-        } else {
-            Delimiter::Text(format!("{after}{close}"))
-        };
+        let (begin, before) = self.join(open, before, |m, t| format!("{m}{t}"));
+        let (end, after) = self.join(close, after, |m, t| format!("{t}{m}"));
+        let mut parts: Vec<Format> = before.into_iter().chain([content]).chain(after).collect();
         let content = if parts.len() == 1 { parts.remove(0) } else { Format::Sequence(parts) };
         Tag::new(begin, content, end)
+    }
+
+    /// A marker and the text beside it: one text delimiter (`spell` puts
+    /// them in order), or the token and the text as a format of its own.
+    fn join(
+        &self,
+        marker: &str,
+        text: &str,
+        spell: impl Fn(&str, &str) -> String,
+    ) -> (Delimiter, Option<Format>) {
+        if self.is_token(marker) {
+            let text = (!text.is_empty()).then(|| Format::ConstString(text.to_owned()));
+            (Delimiter::token(marker), text)
+        } else {
+            (Delimiter::Text(spell(marker, text)), None)
+        }
     }
 }
 
@@ -408,7 +400,7 @@ fn calls(syntax: ToolSyntax, tools: &[&Tool], single: bool, o: &PresetOptions) -
                     let schema = Format::JsonSchema(t.parameters.clone());
                     let (before, content) = if o.is_token(SEP) {
                         let content = Format::Sequence(vec![
-                            o.piece(SEP),
+                            Format::Token(SEP.to_owned()),
                             Format::ConstString(format!("{}\n```json\n", t.name)),
                             schema,
                         ]);

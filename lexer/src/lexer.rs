@@ -551,6 +551,43 @@ impl Lexer {
         &self.accept_sets[id.index()]
     }
 
+    /// A name for the content of `state` that means the same in every
+    /// clone of this lexer, whatever states and expressions each clone
+    /// added since it was cloned: each live lexeme's id and its
+    /// derivative as derivre prints it. States of two clones with the same
+    /// key hold the same expressions, so they step alike on every byte and
+    /// work computed from one (a matcher's split mask) serves the other.
+    ///
+    /// `None` for the dead state, for derivatives of more than `max_nodes`
+    /// expression nodes (counted as a tree: what printing costs), and for
+    /// derivatives holding a `multipleOf` remainder (whose printed form
+    /// leaves out its scale, so two different ones could print alike).
+    /// Equal expressions may still print differently (derivre orders the
+    /// operands of `|` and `&` by expression id): that only loses sharing.
+    pub fn state_key(&self, state: StateId, max_nodes: usize) -> Option<String> {
+        if state.is_dead() {
+            return None;
+        }
+        let pairs = &self.state_pairs[self.dense(state)];
+        let mut nodes = 0usize;
+        let mut todo: Vec<ExprRef> = pairs.chunks_exact(2).map(|p| ExprRef::new(p[1])).collect();
+        while let Some(e) = todo.pop() {
+            nodes += 1;
+            if nodes > max_nodes || format!("{:?}", self.exprs.get_tag(e)) == "RemainderIs" {
+                return None;
+            }
+            todo.extend_from_slice(self.exprs.get_args(e));
+        }
+        let mut key = String::new();
+        for p in pairs.chunks_exact(2) {
+            key.push_str(&p[0].to_string());
+            key.push(':');
+            key.push_str(&self.exprs.expr_to_string_max_len(ExprRef::new(p[1]), usize::MAX));
+            key.push('\n');
+        }
+        Some(key)
+    }
+
     /// The lexemes still alive in `state`, in increasing id order.
     pub fn live_lexemes(&self, state: StateId) -> impl Iterator<Item = LexemeId> + '_ {
         self.state_pairs[self.dense(state)].chunks_exact(2).map(|p| LexemeId(p[0]))

@@ -111,8 +111,9 @@ mod vocab;
 pub use cache::{CacheStats, GrammarCache};
 pub use error::{Error, ErrorKind, Location};
 pub use matcher::{
-    Backtrack, BatchError, DEFAULT_MAX_FORCED_BYTES, DEFAULT_MAX_SPLITS, ForcedTokens, Matcher,
-    MatcherError, SlicerStats, SplitStats, StopReason, fill_bitmask_batch, fill_bitmask_rows,
+    Backtrack, BatchError, DEFAULT_MAX_FORCED_BYTES, DEFAULT_MAX_SPLITS, ForcedTokens,
+    MAX_SHARED_KEYS, MAX_SHARED_SPLITS, Matcher, MatcherError, SlicerStats, SplitStats, StopReason,
+    fill_bitmask_batch, fill_bitmask_rows,
 };
 pub use spec::{CompileOptions, Grammar, GrammarSpec};
 pub use vocab::{DEFAULT_STOP_NAMES, Vocabulary, VocabularyBuilder};

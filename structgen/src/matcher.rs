@@ -16,7 +16,7 @@ pub use bitmask::{BatchError, fill_bitmask_batch, fill_bitmask_rows};
 pub use forced::{DEFAULT_MAX_FORCED_BYTES, ForcedTokens};
 pub use options::Backtrack;
 pub use sliced::SlicerStats;
-pub use split::{DEFAULT_MAX_SPLITS, SplitStats};
+pub use split::{DEFAULT_MAX_SPLITS, MAX_SHARED_KEYS, MAX_SHARED_SPLITS, SplitStats};
 
 /// Why a matcher stopped or could not be created.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -15,6 +15,15 @@
 //! node's subtree as [`compute_mask_by_state`](TokTrie::compute_mask_by_state)
 //! would. The result is the same set: each token is decided on its own path,
 //! and on the inside part of that path the inner and full steps agree.
+//!
+//! A split names its frontier parents by inner state, which only means
+//! something to the recognizer that made it. It also keeps each parent's
+//! path (the bytes from the root), so that [`Split::localize`] can rebuild
+//! it for another recognizer whose inner state at the start has the same
+//! steps: one inner step per path byte, no trie walk. That is how a
+//! split made by one matcher serves the other matchers of a grammar.
+
+use std::sync::Arc;
 
 use crate::trie::TokTrie;
 use crate::walk::walk_subtree_by_state;
@@ -46,6 +55,16 @@ pub trait SplitRecognizer: StateRecognizer {
     /// The full state of a position reached from `start` by inner steps
     /// ending in `inner`.
     fn lift(&mut self, start: Self::State, inner: Self::Inner) -> Self::State;
+
+    /// Whether `byte` is rejected at every position whose inner state is
+    /// `inner`: for every start `s` whose inner state reaches `inner` by
+    /// inner steps, `step(lift(s, inner), byte)` is `None`. A split leaves
+    /// such nodes out altogether (their tokens are outside and nothing is
+    /// walked below them per mask). The default, `false`, is always sound.
+    fn inner_rejects(&mut self, inner: Self::Inner, byte: u8) -> bool {
+        let _ = (inner, byte);
+        false
+    }
 }
 
 /// Limits of [`TokTrie::split`]: a split past them is refused (`None`),
@@ -61,10 +80,13 @@ pub struct SplitLimits {
 }
 
 impl SplitLimits {
-    /// Limits for a trie of `num_nodes` nodes and masks of `words` words:
-    /// at most 1,024 frontier nodes and an eighth of the words.
+    /// Limits for `trie`: at most 1,024 frontier nodes, and outside tokens
+    /// in at most half of the mask words. A split past half the words is
+    /// a position where few tokens stay inside the lexeme (a lexeme's
+    /// start), which a walk answers as fast; below it, the outside words
+    /// cost at most one more pass over the mask than the copy.
     pub fn for_trie(trie: &TokTrie) -> SplitLimits {
-        SplitLimits { max_frontier: 1024, max_outside_words: trie.vocab_size() / 64 / 8 + 1 }
+        SplitLimits { max_frontier: 1024, max_outside_words: trie.vocab_size() / 64 / 2 + 1 }
     }
 }
 
@@ -76,6 +98,8 @@ struct Frontier<I> {
     /// The inner state of its parent; `None` when the parent is the root
     /// (the walk's start state itself).
     parent: Option<I>,
+    /// The parent's path from the root: `Split::paths[path.0..path.1]`.
+    path: (u32, u32),
 }
 
 /// The split of the trie at one inner state (see the module docs): the
@@ -83,10 +107,13 @@ struct Frontier<I> {
 #[derive(Clone, Debug)]
 pub struct Split<I> {
     /// `(word index, bits)`: the trie's node tokens that are not inside,
-    /// in the words that have any (increasing word index).
-    outside: Vec<(u32, u64)>,
+    /// in the words that have any (increasing word index); shared by the
+    /// split's [localized](Split::localize) copies.
+    outside: Arc<[(u32, u64)]>,
     /// Nodes where an inner step gave up, in trie order.
     frontier: Vec<Frontier<I>>,
+    /// The frontier parents' paths, back to back (shared like `outside`).
+    paths: Arc<[u8]>,
 }
 
 impl<I> Split<I> {
@@ -100,10 +127,38 @@ impl<I> Split<I> {
         self.outside.len()
     }
 
-    /// Heap bytes held.
+    /// Heap bytes held (the parts shared with localized copies counted
+    /// in full).
     pub fn heap_size(&self) -> usize {
-        self.outside.capacity() * size_of::<(u32, u64)>()
+        self.outside.len() * size_of::<(u32, u64)>()
             + self.frontier.capacity() * size_of::<Frontier<I>>()
+            + self.paths.len()
+    }
+
+    /// This split for `r`, whose inner state `start` must have the same
+    /// inner steps as the state this split was made at (for the matcher:
+    /// the same lexer state content in another matcher's lexer). Each
+    /// frontier parent is found again by stepping `r` along its path;
+    /// `None` when an inner step of `r` gives up on a path (then the
+    /// states did not step alike, and the caller walks instead).
+    ///
+    /// Time: one inner step per path byte (at most the frontier length
+    /// times the longest token), no trie walk.
+    pub fn localize<R: SplitRecognizer + ?Sized>(
+        &self,
+        r: &mut R,
+        start: R::Inner,
+    ) -> Option<Split<R::Inner>> {
+        let mut frontier = Vec::with_capacity(self.frontier.len());
+        for f in &self.frontier {
+            let path = &self.paths[f.path.0 as usize..f.path.1 as usize];
+            let parent = match path {
+                [] => None,
+                _ => Some(path.iter().try_fold(start, |i, &b| r.inner_step(i, b))?),
+            };
+            frontier.push(Frontier { node: f.node, parent, path: f.path });
+        }
+        Some(Split { outside: self.outside.clone(), frontier, paths: self.paths.clone() })
     }
 }
 
@@ -125,22 +180,34 @@ impl TokTrie {
         // `stack[d]` is the inner state after the node of depth `d` on the
         // current path (`stack[0]` the start), as in the walk by state.
         let mut stack = vec![start; self.max_token_len() + 1];
+        // `bytes[..d]` is the path to the node of depth `d`.
+        let mut bytes = vec![0u8; self.max_token_len() + 1];
+        let mut paths = Vec::new();
         let (mut d, mut p) = (1usize, 1usize);
         while p < nodes.len() {
             let n = nodes[p];
             match r.inner_step(stack[d - 1], n.byte()) {
                 Some(s) => {
                     stack[d] = s;
+                    bytes[d - 1] = n.byte();
                     inside.words_mut()[n.token() as usize / 64] |= 1 << (n.token() % 64);
                     p += 1;
                     d = (d + 1).wrapping_sub(n.up_if_leaf());
+                }
+                None if r.inner_rejects(stack[d - 1], n.byte()) => {
+                    // Rejected below every position: outside, never walked.
+                    p += n.size();
+                    d = (d + 1).wrapping_sub(n.up());
                 }
                 None => {
                     if frontier.len() == limits.max_frontier {
                         return None;
                     }
                     let parent = (d > 1).then(|| stack[d - 1]);
-                    frontier.push(Frontier { node: p as u32, parent });
+                    let from = paths.len() as u32;
+                    paths.extend_from_slice(&bytes[..d - 1]);
+                    let path = (from, paths.len() as u32);
+                    frontier.push(Frontier { node: p as u32, parent, path });
                     p += n.size();
                     d = (d + 1).wrapping_sub(n.up());
                 }
@@ -158,7 +225,7 @@ impl TokTrie {
                 outside.push((i as u32, out));
             }
         }
-        Some(Split { outside, frontier })
+        Some(Split { outside: outside.into(), frontier, paths: paths.into() })
     }
 
     /// Sets `mask` to the tokens `r` allows at its current position, from
@@ -179,7 +246,7 @@ impl TokTrie {
             let all = self.node_tokens.as_words();
             words[..all.len()].copy_from_slice(all);
             words[all.len()..].fill(0);
-            for &(i, out) in &split.outside {
+            for &(i, out) in split.outside.iter() {
                 words[i as usize] &= !out;
             }
         }

@@ -3,6 +3,7 @@
 // The tests name the crate as the rest of the workspace does (`lexer::`).
 extern crate structgen_lexer as lexer;
 
+mod key;
 mod probe;
 mod prop;
 mod stop;

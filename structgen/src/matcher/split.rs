@@ -19,12 +19,35 @@
 //! matcher (lexer states are numbered per lexer), up to
 //! [`DEFAULT_MAX_SPLITS`] of them; a split with too many frontier nodes or
 //! outside words is refused once and never tried again for that state.
+//!
+//! The matchers of one grammar also share their splits. A matcher's lexer
+//! is a clone of the grammar's start, so a lexer state can be named in a
+//! way every matcher understands ([`Lexer::state_key`](lexer::Lexer::state_key):
+//! the live lexemes and their derivatives). The grammar's [`SharedSplits`]
+//! maps such names to splits and to "seen" and "refused" marks. "Seen
+//! twice" counts across matchers: in free text most lexer states are met
+//! once per request (the start of the text, each partial trigger), so the
+//! first request walks, the second makes the split and publishes it, and
+//! every later request rebuilds it for its own lexer
+//! ([`Split::localize`](toktrie::Split::localize): a few lexer steps) and
+//! copies. Masks are the same whichever matcher made the split: a split
+//! holds only what the inner steps proved, and the rest is walked by the
+//! matcher asking. The store never blocks: a matcher that finds it locked
+//! goes on as if it were empty. It keeps at most [`MAX_SHARED_SPLITS`]
+//! splits and [`MAX_SHARED_KEYS`] names.
+//!
+//! Sharing is on for grammars with a lazy lexeme (free text that ends at
+//! its first stop: structural tags, Lark `[lazy]` terminals), where it
+//! pays. Naming a state prints its derivatives, which a JSON Schema's many
+//! small first-seen states would pay on every walked mask for nothing
+//! (MaskBench, every 20th dev schema: the median mask 25% slower with
+//! names for every grammar).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use earley::Parser;
-use lexer::StateId;
+use lexer::{LexemeId, StateId};
 use toktrie::{Split, SplitLimits, SplitRecognizer, StateRecognizer, TokTrie, TokenSet};
 
 use crate::Matcher;
@@ -37,6 +60,64 @@ pub const DEFAULT_MAX_SPLITS: usize = 32;
 /// How many lexer states a matcher remembers having seen (for the
 /// "seen twice" rule), beyond which new states are never split.
 const MAX_SEEN: usize = 4096;
+
+/// The most splits the matchers of one grammar share (each a few KiB; see
+/// [`DEFAULT_MAX_SPLITS`]).
+pub const MAX_SHARED_SPLITS: usize = 64;
+
+/// The most lexer-state names the matchers of one grammar share.
+pub const MAX_SHARED_KEYS: usize = 4096;
+
+/// The largest derivative (in expression nodes) worth naming for the
+/// shared store: the name costs about that much to print.
+const MAX_KEY_NODES: usize = 2048;
+
+/// What the matchers of a grammar know about a named lexer state.
+#[derive(Clone, Debug)]
+enum Shared {
+    /// Seen by one matcher.
+    Seen,
+    /// Its split was refused.
+    Refused,
+    /// Its split, as its maker's lexer numbers states (rebuilt by
+    /// [`Split::localize`](toktrie::Split::localize) for another lexer).
+    Split(Arc<Split<StateId>>),
+}
+
+/// The splits shared by the matchers of one grammar, by lexer-state name
+/// (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct SharedSplits {
+    map: RwLock<HashMap<String, Shared>>,
+}
+
+impl SharedSplits {
+    /// The entry for `key`; `None` when absent or when the store is busy.
+    fn get(&self, key: &str) -> Option<Shared> {
+        self.map.try_read().ok()?.get(key).cloned()
+    }
+
+    /// Records `entry` for `key` unless the store is busy or full; never
+    /// replaces a split or a refusal.
+    fn put(&self, key: String, entry: Shared) {
+        let Ok(mut map) = self.map.try_write() else { return };
+        let splits = matches!(entry, Shared::Split(_));
+        if map.len() >= MAX_SHARED_KEYS && !map.contains_key(&key) {
+            return;
+        }
+        if splits
+            && map.values().filter(|e| matches!(e, Shared::Split(_))).count() >= MAX_SHARED_SPLITS
+        {
+            return;
+        }
+        match map.get(&key) {
+            Some(Shared::Split(_) | Shared::Refused) => {}
+            _ => {
+                map.insert(key, entry);
+            }
+        }
+    }
+}
 
 /// What the matcher knows about a lexer state.
 #[derive(Clone, Debug)]
@@ -56,6 +137,12 @@ pub(crate) struct SplitCache {
     splits: usize,
     entries: HashMap<StateId, Entry>,
     stats: SplitStats,
+    /// The grammar's store: the same `Arc` in every matcher cloned from
+    /// one start.
+    shared: Arc<SharedSplits>,
+    /// Whether this grammar shares splits (it has a lazy lexeme); `None`
+    /// until the first split question.
+    sharing: Option<bool>,
 }
 
 /// Counters of the split masks in one matcher.
@@ -68,6 +155,8 @@ pub struct SplitStats {
     pub splits: u64,
     /// Splits refused (too many frontier nodes or outside words).
     pub refused: u64,
+    /// Splits this matcher took from the grammar's other matchers.
+    pub shared: u64,
 }
 
 impl Default for SplitCache {
@@ -78,7 +167,14 @@ impl Default for SplitCache {
 
 impl SplitCache {
     pub(crate) fn new(max_splits: usize) -> SplitCache {
-        SplitCache { max_splits, splits: 0, entries: HashMap::new(), stats: SplitStats::default() }
+        SplitCache {
+            max_splits,
+            splits: 0,
+            entries: HashMap::new(),
+            stats: SplitStats::default(),
+            shared: Arc::default(),
+            sharing: None,
+        }
     }
 
     pub(crate) fn max_splits(&self) -> usize {
@@ -99,36 +195,90 @@ impl SplitCache {
         }
         let start = parser.start();
         let inner = parser.inner(start);
-        let split = match self.entries.get(&inner) {
-            Some(Entry::Split(s)) => s.clone(),
+        let local = self.entries.get(&inner).cloned();
+        let split = match local {
+            Some(Entry::Split(s)) => s,
             Some(Entry::Refused) => return false,
-            Some(Entry::Seen) if self.splits < self.max_splits => {
-                match trie.split(parser, inner, &SplitLimits::for_trie(trie)) {
-                    Some(s) => {
-                        let s = Arc::new(s);
-                        self.entries.insert(inner, Entry::Split(s.clone()));
-                        self.splits += 1;
-                        self.stats.splits += 1;
-                        s
-                    }
-                    None => {
+            Some(Entry::Seen) | None if self.splits < self.max_splits => {
+                // Not split here yet: ask the grammar's other matchers.
+                let lexer = parser.lexer();
+                let sharing = *self.sharing.get_or_insert_with(|| {
+                    (0..lexer.num_lexemes()).any(|i| lexer.is_lazy(LexemeId(i as u32)))
+                });
+                let key = sharing.then(|| lexer.state_key(inner, MAX_KEY_NODES)).flatten();
+                let shared = key.as_deref().and_then(|k| self.shared.get(k));
+                match (local, shared) {
+                    (_, Some(Shared::Split(s))) => match s.localize(parser, inner) {
+                        Some(s) => {
+                            let s = Arc::new(s);
+                            self.entries.insert(inner, Entry::Split(s.clone()));
+                            self.splits += 1;
+                            self.stats.shared += 1;
+                            s
+                        }
+                        None => {
+                            self.entries.insert(inner, Entry::Refused);
+                            return false;
+                        }
+                    },
+                    (_, Some(Shared::Refused)) => {
                         self.entries.insert(inner, Entry::Refused);
-                        self.stats.refused += 1;
+                        return false;
+                    }
+                    // Seen twice, here or across matchers: split it.
+                    (Some(Entry::Seen), _) | (_, Some(Shared::Seen)) => {
+                        match self.make(trie, parser, inner, key) {
+                            Some(s) => s,
+                            None => return false,
+                        }
+                    }
+                    _ => {
+                        if self.entries.len() < MAX_SEEN {
+                            self.entries.insert(inner, Entry::Seen);
+                        }
+                        if let Some(k) = key {
+                            self.shared.put(k, Shared::Seen);
+                        }
                         return false;
                     }
                 }
             }
-            Some(Entry::Seen) => return false,
-            None => {
-                if self.entries.len() < MAX_SEEN {
-                    self.entries.insert(inner, Entry::Seen);
-                }
-                return false;
-            }
+            Some(Entry::Seen) | None => return false,
         };
         trie.compute_mask_split(parser, &split, mask);
         self.stats.masks += 1;
         true
+    }
+
+    /// Splits the trie at `inner`, keeps the answer (a split or a
+    /// refusal) and shares it under `key`.
+    fn make(
+        &mut self,
+        trie: &TokTrie,
+        parser: &mut Parser,
+        inner: StateId,
+        key: Option<String>,
+    ) -> Option<Arc<Split<StateId>>> {
+        match trie.split(parser, inner, &SplitLimits::for_trie(trie)) {
+            Some(s) => {
+                let s = Arc::new(s);
+                self.entries.insert(inner, Entry::Split(s.clone()));
+                self.splits += 1;
+                self.stats.splits += 1;
+                if let Some(k) = key {
+                    self.shared.put(k, Shared::Split(s.clone()));
+                }
+                Some(s)
+            }
+            None => {
+                self.entries.insert(inner, Entry::Refused);
+                self.stats.refused += 1;
+                if let Some(k) = key {
+                    self.shared.put(k, Shared::Refused);
+                }
+                None
+            }
+        }
     }
 }
 
@@ -139,7 +289,8 @@ impl Matcher {
     /// default is [`DEFAULT_MAX_SPLITS`].
     pub fn with_max_splits(mut self, n: usize) -> Matcher {
         if n != self.splits.max_splits() {
-            self.splits = SplitCache::new(n);
+            let shared = self.splits.shared.clone();
+            self.splits = SplitCache { shared, ..SplitCache::new(n) };
         }
         self
     }

@@ -427,6 +427,42 @@ fn long_reasoning_block() {
     assert!(g.accepts(empty.as_bytes()));
 }
 
+/// The matchers of one grammar share their split masks: the first walks
+/// (each lexer state of the free text is met about once), the second
+/// makes the splits, the later ones take them, also on another text
+/// (their lexers number states differently). Every mask equals the plain
+/// walk's.
+#[test]
+fn splits_shared_across_matchers() {
+    let Some(tok) = tokenizer("shared splits", "tokenizers/llama3.tokenizer.json.gz") else {
+        return;
+    };
+    let v = Vocabulary::from_tokenizer(tok.clone()).unwrap();
+    let tools =
+        [Tool::new("f", json!({"type": "object", "properties": {"x": {"type": "integer"}}}))];
+    let g = preset_grammar(ToolSyntax::Hermes, &tools, ToolChoice::Auto, true);
+    let texts = [
+        "<think>We weigh </thin k> against the trigger.</think>Plain prose, then a call.",
+        "<think>Another order: prose first.</think>And an answer with <tool_ in it.",
+    ];
+    let mut shared = Vec::new();
+    for round in 0..4 {
+        let text = texts[round % 2];
+        let mut m = Matcher::new(&v, &g).unwrap();
+        let mut plain = Matcher::new(&v, &g).unwrap().with_max_splits(0);
+        for (i, t) in tok.encode(text).into_iter().enumerate() {
+            let (a, b) = (m.compute_mask().unwrap(), plain.compute_mask().unwrap());
+            assert!(a == b, "round {round}, step {i}: the split mask differs from the walk's");
+            m.consume_token(TokenId(t)).unwrap();
+            plain.consume_token(TokenId(t)).unwrap();
+        }
+        assert!(m.is_accepting(), "round {round}");
+        shared.push(m.split_stats().shared);
+    }
+    assert_eq!(shared[0], 0, "the first matcher has nobody to take from");
+    assert!(shared[2] > 0 && shared[3] > 0, "later matchers take shared splits: {shared:?}");
+}
+
 /// MaskBench's BFCL schemas as tools: every valid instance accepted in
 /// its call syntax, a wrong function name rejected. Each schema goes
 /// through one syntax (rotating), to keep the test fast.

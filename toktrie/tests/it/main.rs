@@ -5,6 +5,7 @@
 // The tests name the crate as the rest of the workspace does (`toktrie::`).
 extern crate structgen_toktrie as toktrie;
 
+mod bitmask;
 mod builder;
 mod dfa;
 mod o200k;

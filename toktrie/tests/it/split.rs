@@ -99,6 +99,16 @@ impl SplitRecognizer for Run<'_> {
     fn lift(&mut self, start: Full, inner: u32) -> Full {
         (start.0, inner)
     }
+
+    fn inner_rejects(&mut self, inner: u32, byte: u8) -> bool {
+        // Rejected in every context: no inner step and no outer one.
+        let Some(k) = ALPHABET.iter().position(|&a| a == byte) else { return true };
+        let cell = inner as usize * ALPHABET.len() + k;
+        self.m.inner[cell].is_none()
+            && (0..CONTEXTS).all(|c| {
+                self.m.outer[((c * STATES + inner) as usize) * ALPHABET.len() + k].is_none()
+            })
+    }
 }
 
 fn machine(vocab: usize) -> impl Strategy<Value = Machine> {
@@ -140,6 +150,40 @@ proptest! {
             trie.compute_mask_split(&mut r, &split, &mut mask);
             prop_assert_eq!(&mask, &m.oracle(&trie, (c, inner), len), "context {}", c);
         }
+    }
+
+    #[test]
+    fn localized_split_masks_equal_the_oracle((entries, m, inner, pad) in case()) {
+        // A split made by one recognizer, rebuilt by another (another
+        // context, the same inner steps): as a matcher's split serves the
+        // grammar's other matchers.
+        let trie = build(&entries);
+        let len = trie.vocab_size() + pad;
+        let mut maker = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let split = trie.split(&mut maker, inner, &SplitLimits::for_trie(&trie)).unwrap();
+        for c in 0..CONTEXTS {
+            let mut r = Run { m: &m, start: (c, inner), inner_steps: 0 };
+            let local = split.localize(&mut r, inner).expect("the same inner steps");
+            prop_assert_eq!(local.frontier_len(), split.frontier_len());
+            let mut mask = TokenSet::full(len);
+            trie.compute_mask_split(&mut r, &local, &mut mask);
+            prop_assert_eq!(&mask, &m.oracle(&trie, (c, inner), len), "context {}", c);
+        }
+    }
+
+    #[test]
+    fn localize_gives_up_where_the_inner_steps_differ((entries, m, inner, _pad) in case()) {
+        // Another machine whose inner steps all give up: every frontier
+        // parent below the root is unreachable, so localizing fails
+        // exactly when one exists.
+        let trie = build(&entries);
+        let mut maker = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let split = trie.split(&mut maker, inner, &SplitLimits::for_trie(&trie)).unwrap();
+        let mut blocked = m.clone();
+        blocked.inner.iter_mut().for_each(|c| *c = None);
+        let mut r = Run { m: &blocked, start: (0, inner), inner_steps: 0 };
+        let local = split.localize(&mut r, inner);
+        prop_assert_eq!(local.is_none(), r.inner_steps > 0);
     }
 
     #[test]

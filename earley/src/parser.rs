@@ -417,6 +417,31 @@ impl Parser {
         }
     }
 
+    /// Ends the current lexeme now when no byte can continue it (every live
+    /// lexeme is final: a literal just completed): the top frame becomes
+    /// the fresh start of the next lexeme, the position every next byte
+    /// passes through anyway, so the grammar's answers do not change. A
+    /// mask computed there starts from the next lexeme's lexer state, which
+    /// every request meets alike (the split masks of free text after a
+    /// tag's begin text), instead of from a state that only ends. Returns
+    /// whether it did; never for grammars that check distinct members
+    /// (their text walk keeps lexemes open).
+    pub fn close_final_lexeme(&mut self) -> bool {
+        let Some(&top) = self.frames.last() else { return false };
+        if top.fresh() || self.g.has_distinct || !top.state.is_plain() {
+            return false;
+        }
+        if !self.lexer.is_final(top.state) {
+            return false;
+        }
+        let Some(r) = self.boundary_row() else { return false };
+        let state = self.rows[r].lexer_start;
+        if let Some(f) = self.frames.last_mut() {
+            *f = Frame::new(state, r as u32, true);
+        }
+        true
+    }
+
     /// The row at which the next lexeme would start if the current one ended
     /// here, or `None` when the current lexeme cannot end here.
     fn boundary_row(&mut self) -> Option<usize> {

@@ -50,7 +50,24 @@ pub(crate) fn mk(
         };
         builder.mk(&shallow)
     };
-    derivre::map_ast(ast, RegexAst::get_args, node).map_err(|e| e.to_string())
+    // derivre can panic while simplifying some patterns (found by the
+    // fuzzer: `wohello|wo()hello` in its alternation simplifier); bad input
+    // must be an error, never a panic of ours. The builder is dropped with
+    // the failed compile, so its state after the panic does not matter.
+    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        derivre::map_ast(ast, RegexAst::get_args, node)
+    }));
+    match built {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_owned());
+            Err(format!("the regex engine (derivre) failed on this pattern: {why}"))
+        }
+    }
 }
 
 #[cfg(test)]

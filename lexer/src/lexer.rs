@@ -551,6 +551,17 @@ impl Lexer {
         &self.accept_sets[id.index()]
     }
 
+    /// Whether every live lexeme of `state` is at its end: each derivative
+    /// is the empty string, so the lexeme matches here and no byte can
+    /// continue it (a literal just completed). Where a greedy lexeme is
+    /// final, the next byte must start the next lexeme, so a parser may end
+    /// it now. `false` for the dead state.
+    pub fn is_final(&self, state: StateId) -> bool {
+        let pairs = &self.state_pairs[self.dense(state)];
+        !pairs.is_empty()
+            && pairs.chunks_exact(2).all(|p| ExprRef::new(p[1]) == ExprRef::EMPTY_STRING)
+    }
+
     /// A name for the content of `state` that means the same in every
     /// clone of this lexer, whatever states and expressions each clone
     /// added since it was cloned: each live lexeme's id and its

@@ -339,6 +339,10 @@ impl Matcher {
         if self.healing_mask().is_some() {
             return Ok(&self.mask);
         }
+        // A literal just completed ends now, under a fresh step budget (see
+        // `Parser::close_final_lexeme`: the same answers, a shared start).
+        self.parser.begin_step();
+        self.parser.close_final_lexeme();
         let key = self.parser.position_key();
         if self.mask_key == Some(key) && !self.options.limited() {
             // Same position as the last mask (a lexeme like `[^"]*` that

@@ -108,6 +108,22 @@ fn vocabulary() -> Vec<Vec<u8>> {
 
 #[test]
 fn masks_equal_the_naive_oracle() {
+    run_against_the_oracle(false);
+}
+
+/// `Parser::close_final_lexeme` before every mask (as the matcher does):
+/// the masks and acceptance are still the oracle's, and literals do get
+/// closed.
+#[test]
+fn closing_final_lexemes_keeps_the_oracles_answers() {
+    let closed = run_against_the_oracle(true);
+    assert!(closed > 50, "{closed} lexemes closed");
+}
+
+/// The oracle comparison; with `close`, final lexemes are closed before
+/// each mask. Returns how many were.
+fn run_against_the_oracle(close: bool) -> usize {
+    let mut closed = 0;
     let vocab = vocabulary();
     let trie = TokTrie::from_token_bytes(&vocab).unwrap();
     let mut rng = SmallRng::seed_from_u64(0x5eed);
@@ -120,6 +136,9 @@ fn masks_equal_the_naive_oracle() {
         let mut parser = Parser::new(&g, &|_| None).unwrap();
         let mut prefix: Vec<u8> = Vec::new();
         for _step in 0..8 {
+            if close && parser.close_final_lexeme() {
+                closed += 1;
+            }
             let mut mask = TokenSet::new(vocab.len());
             trie.compute_mask(&mut parser, &mut mask);
             parser.check().unwrap();
@@ -167,4 +186,5 @@ fn masks_equal_the_naive_oracle() {
     }
     assert!(checked_masks > 300, "{checked_masks}");
     assert!(nonempty > 200, "{nonempty}");
+    closed
 }

@@ -16,6 +16,20 @@ fn hostile_regexes_do_not_fail() {
     }
 }
 
+/// Found by the 10-million regex campaign of 2026-11-26 (seed 20261126):
+/// derivre's alternation simplifier panics on this pattern while the lexer
+/// builds it; it is now a compile error naming the engine.
+#[test]
+fn derivre_construction_panic_is_an_error() {
+    replay(Target::Regex, b"wohello|wo()hello");
+    let e = structgen::Grammar::compile(
+        &structgen::GrammarSpec::Regex("wohello|wo()hello".into()),
+        &Default::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("derivre"), "{e}");
+}
+
 /// Found by the first long campaign (`slow-*`: seconds per input): one id
 /// in the millions beside a few hundred tokens made every per-id table
 /// that large (1.6–6.2 s and hundreds of MB per input). Such vocabularies

@@ -339,10 +339,15 @@ impl Matcher {
         if self.healing_mask().is_some() {
             return Ok(&self.mask);
         }
-        // A literal just completed ends now, under a fresh step budget (see
-        // `Parser::close_final_lexeme`: the same answers, a shared start).
-        self.parser.begin_step();
-        self.parser.close_final_lexeme();
+        // In free text, a literal just completed ends now, under a fresh
+        // step budget (see `Parser::close_final_lexeme`: the same answers,
+        // a start every request meets, so its split is shared). Elsewhere
+        // it only moves split attempts onto lexeme starts, whose refusals
+        // cost walks (measured: the rfc grammar's p99 mask doubled).
+        if self.splits.shares(self.parser.lexer()) {
+            self.parser.begin_step();
+            self.parser.close_final_lexeme();
+        }
         let key = self.parser.position_key();
         if self.mask_key == Some(key) && !self.options.limited() {
             // Same position as the last mask (a lexeme like `[^"]*` that

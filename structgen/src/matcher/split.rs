@@ -201,11 +201,8 @@ impl SplitCache {
             Some(Entry::Refused) => return false,
             Some(Entry::Seen) | None if self.splits < self.max_splits => {
                 // Not split here yet: ask the grammar's other matchers.
-                let lexer = parser.lexer();
-                let sharing = *self.sharing.get_or_insert_with(|| {
-                    (0..lexer.num_lexemes()).any(|i| lexer.is_lazy(LexemeId(i as u32)))
-                });
-                let key = sharing.then(|| lexer.state_key(inner, MAX_KEY_NODES)).flatten();
+                let sharing = self.shares(parser.lexer());
+                let key = sharing.then(|| parser.lexer().state_key(inner, MAX_KEY_NODES)).flatten();
                 let shared = key.as_deref().and_then(|k| self.shared.get(k));
                 match (local, shared) {
                     (_, Some(Shared::Split(s))) => match s.localize(parser, inner) {
@@ -248,6 +245,15 @@ impl SplitCache {
         trie.compute_mask_split(parser, &split, mask);
         self.stats.masks += 1;
         true
+    }
+
+    /// Whether this matcher's grammar shares splits: it has a lazy lexeme
+    /// (free text), and splits are on.
+    pub(crate) fn shares(&mut self, lexer: &lexer::Lexer) -> bool {
+        self.max_splits > 0
+            && *self.sharing.get_or_insert_with(|| {
+                (0..lexer.num_lexemes()).any(|i| lexer.is_lazy(LexemeId(i as u32)))
+            })
     }
 
     /// Splits the trie at `inner`, keeps the answer (a split or a

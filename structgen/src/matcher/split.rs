@@ -205,19 +205,14 @@ impl SplitCache {
                 let key = sharing.then(|| parser.lexer().state_key(inner, MAX_KEY_NODES)).flatten();
                 let shared = key.as_deref().and_then(|k| self.shared.get(k));
                 match (local, shared) {
-                    (_, Some(Shared::Split(s))) => match s.localize(parser, inner) {
-                        Some(s) => {
-                            let s = Arc::new(s);
-                            self.entries.insert(inner, Entry::Split(s.clone()));
-                            self.splits += 1;
-                            self.stats.shared += 1;
-                            s
-                        }
-                        None => {
+                    (_, Some(Shared::Split(s))) => {
+                        let Some(s) = s.localize(parser, inner) else {
                             self.entries.insert(inner, Entry::Refused);
                             return false;
-                        }
-                    },
+                        };
+                        self.stats.shared += 1;
+                        self.keep(inner, s)
+                    }
                     (_, Some(Shared::Refused)) => {
                         self.entries.insert(inner, Entry::Refused);
                         return false;
@@ -256,6 +251,14 @@ impl SplitCache {
             })
     }
 
+    /// Keeps `split` as this matcher's split at `inner`.
+    fn keep(&mut self, inner: StateId, split: Split<StateId>) -> Arc<Split<StateId>> {
+        let s = Arc::new(split);
+        self.entries.insert(inner, Entry::Split(s.clone()));
+        self.splits += 1;
+        s
+    }
+
     /// Splits the trie at `inner`, keeps the answer (a split or a
     /// refusal) and shares it under `key`.
     fn make(
@@ -267,9 +270,7 @@ impl SplitCache {
     ) -> Option<Arc<Split<StateId>>> {
         match trie.split(parser, inner, &SplitLimits::for_trie(trie)) {
             Some(s) => {
-                let s = Arc::new(s);
-                self.entries.insert(inner, Entry::Split(s.clone()));
-                self.splits += 1;
+                let s = self.keep(inner, s);
                 self.stats.splits += 1;
                 if let Some(k) = key {
                     self.shared.put(k, Shared::Split(s.clone()));

@@ -413,18 +413,24 @@ fn long_reasoning_block() {
     let mut m = Matcher::new(&v, &g).unwrap();
     let mut plain = Matcher::new(&v, &g).unwrap().with_max_splits(0);
     let ids = tok.encode(&text);
-    for (i, &t) in ids.iter().enumerate() {
-        let (a, b) = (m.compute_mask().unwrap(), plain.compute_mask().unwrap());
-        assert!(a == b, "step {i}: the split mask differs from the plain walk's");
-        m.consume_token(TokenId(t)).unwrap();
-        plain.consume_token(TokenId(t)).unwrap();
-    }
+    walk_beside_plain(&mut m, &mut plain, &ids, "long reasoning");
     assert!(m.is_accepting());
     let stats = m.split_stats();
     assert!(stats.masks * 4 > ids.len() as u64, "{stats:?} over {} steps", ids.len());
     assert_eq!(plain.split_stats().masks, 0);
     let empty = format!("<think></think>{}", call(ToolSyntax::Hermes, "f", "{}"));
     assert!(g.accepts(empty.as_bytes()));
+}
+
+/// Consumes `ids` with `m` and with `plain` (split masks off), asserting
+/// equal masks at every step.
+fn walk_beside_plain(m: &mut Matcher, plain: &mut Matcher, ids: &[u32], what: &str) {
+    for (i, &t) in ids.iter().enumerate() {
+        let (a, b) = (m.compute_mask().unwrap(), plain.compute_mask().unwrap());
+        assert!(a == b, "{what}, step {i}: the split mask differs from the plain walk's");
+        m.consume_token(TokenId(t)).unwrap();
+        plain.consume_token(TokenId(t)).unwrap();
+    }
 }
 
 /// The matchers of one grammar share their split masks: the first walks
@@ -450,12 +456,7 @@ fn splits_shared_across_matchers() {
         let text = texts[round % 2];
         let mut m = Matcher::new(&v, &g).unwrap();
         let mut plain = Matcher::new(&v, &g).unwrap().with_max_splits(0);
-        for (i, t) in tok.encode(text).into_iter().enumerate() {
-            let (a, b) = (m.compute_mask().unwrap(), plain.compute_mask().unwrap());
-            assert!(a == b, "round {round}, step {i}: the split mask differs from the walk's");
-            m.consume_token(TokenId(t)).unwrap();
-            plain.consume_token(TokenId(t)).unwrap();
-        }
+        walk_beside_plain(&mut m, &mut plain, &tok.encode(text), &format!("round {round}"));
         assert!(m.is_accepting(), "round {round}");
         shared.push(m.split_stats().shared);
     }

@@ -24,12 +24,16 @@
 //!   schema and prompt (`generate/examples/`) when no ARGS are given.
 //! - `cargo xtask codegen tasks [--check]`: the task file of `structgen
 //!   generate --eval` from the MaskBench dev schemas (`tasks.rs`).
+//! - `cargo xtask package`: CI's packaging step alone: `cargo package` of
+//!   every published crate, then `cargo check` of the unpacked packages
+//!   against each other (`package.rs`).
 //! - `cargo xtask ci`: everything CI checks, in order: `cargo fmt --check`,
 //!   clippy on every target with warnings denied, the whole workspace's tests
 //!   with the shared corpora required (`STRUCTGEN_REQUIRE_DATA=1`: a missing
 //!   corpus fails instead of skipping), the Python package's tests (as
 //!   `cargo xtask pytest`, corpora required), the docs with warnings denied,
-//!   and `cargo package` of every published crate.
+//!   and `cargo package` of every published crate, the packages checked
+//!   against each other (`package.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -38,6 +42,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 mod deps;
+mod package;
 mod python;
 mod registry;
 mod tasks;
@@ -59,6 +64,7 @@ commands:
   generate [ARGS...]       real generation: fetch the model once, run `structgen generate`
                            (release) with a bundled schema and prompt, or with ARGS
   codegen tasks [--check]  write (check) generate/tasks/maskbench-dev.jsonl from MaskBench
+  package                  package every published crate; check the packages together
   ci                       everything CI runs: fmt, clippy, tests (corpora required), pytest, docs, packaging";
 
 fn main() -> ExitCode {
@@ -90,6 +96,7 @@ fn run(args: &[String]) -> Result<()> {
             }
         }
         Some("ci") => ci(&root),
+        Some("package") => package::package(&root),
         Some("test") => test(&root),
         Some("pytest") => python::pytest(&root, &args[1..], false),
         Some("python") => {
@@ -251,9 +258,6 @@ struct Step {
     env: Vec<(&'static str, std::ffi::OsString)>,
 }
 
-/// The crates `cargo package` must accept (every one without `publish = false`).
-const UNPUBLISHED: &[&str] = &["compare", "xtask", "testkit", "structgen-fuzz"];
-
 fn ci(root: &Path) -> Result<()> {
     let started = Instant::now();
     // What the tests fetch from the registries, before any test runs.
@@ -300,7 +304,7 @@ fn ci(root: &Path) -> Result<()> {
     for step in docs {
         run_step(root, step)?;
     }
-    package(root)?;
+    package::package(root)?;
     println!("== ci passed in {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
 }
@@ -320,72 +324,6 @@ fn run_step(root: &Path, step: &Step) -> Result<()> {
         bail!("`cargo {}` failed", step.args.join(" "));
     }
     println!("== {} done in {:.0} s", step.name, started.elapsed().as_secs_f64());
-    Ok(())
-}
-
-/// `cargo package` of every published crate, verified: each is built from
-/// its packaged sources against the others, as crates.io would see them.
-fn package(root: &Path) -> Result<()> {
-    let mut args = vec!["package", "--workspace", "--allow-dirty"];
-    for name in UNPUBLISHED {
-        args.extend(["--exclude", name]);
-    }
-    println!("== package: cargo {}", args.join(" "));
-    let started = Instant::now();
-    clear_overlay_sources()?;
-    // Verification builds each crate with the default dev profile (a
-    // package carries no workspace profile); debug information there is
-    // only cost.
-    let status = Command::new(cargo())
-        .current_dir(root)
-        .args(&args)
-        .env("CARGO_PROFILE_DEV_DEBUG", "false")
-        .status()
-        .context("cannot run cargo package")?;
-    if !status.success() {
-        bail!("`cargo {}` failed", args.join(" "));
-    }
-    println!("== package done in {:.0} s", started.elapsed().as_secs_f64());
-    Ok(())
-}
-
-/// Removes what earlier `cargo package` runs unpacked of our crates.
-///
-/// To verify a crate against its packaged siblings, cargo publishes them to
-/// a temporary local registry and unpacks each into
-/// `$CARGO_HOME/registry/src/-<hash>/<name>-<version>`, where the hash
-/// depends only on the checkout's path. It unpacks only when that folder is
-/// missing, so a second run from the same path with the same version number
-/// builds the first run's sources: CI once failed to verify
-/// `structgen-coalesce` against a `structgen-bpe` that predated the methods
-/// it calls. Local registries are the folders whose name starts with `-`
-/// (crates.io's is `index.crates.io-<hash>`); in them, only our crates
-/// (named `structgen*`) are removed.
-fn clear_overlay_sources() -> Result<()> {
-    let home = match std::env::var_os("CARGO_HOME") {
-        Some(home) => PathBuf::from(home),
-        None => match std::env::var_os("HOME") {
-            Some(home) => PathBuf::from(home).join(".cargo"),
-            None => return Ok(()),
-        },
-    };
-    let Ok(registries) = std::fs::read_dir(home.join("registry").join("src")) else {
-        return Ok(());
-    };
-    for registry in registries {
-        let registry = registry?;
-        if !registry.file_name().to_string_lossy().starts_with('-') {
-            continue;
-        }
-        for unpacked in std::fs::read_dir(registry.path())? {
-            let unpacked = unpacked?;
-            if unpacked.file_name().to_string_lossy().starts_with("structgen") {
-                let path = unpacked.path();
-                std::fs::remove_dir_all(&path)
-                    .with_context(|| format!("cannot remove {}", path.display()))?;
-            }
-        }
-    }
     Ok(())
 }
 

@@ -563,11 +563,15 @@ impl Lexer {
     }
 
     /// A name for the content of `state` that means the same in every
-    /// clone of this lexer, whatever states and expressions each clone
-    /// added since it was cloned: each live lexeme's id and its
-    /// derivative as derivre prints it. States of two clones with the same
-    /// key hold the same expressions, so they step alike on every byte and
-    /// work computed from one (a matcher's split mask) serves the other.
+    /// lexer, whatever its other lexemes and whatever states it learned:
+    /// for each live lexeme, whether it is lazy and its derivative as
+    /// derivre prints it, one line each, sorted. How a state steps on a
+    /// byte depends on nothing else (each derivative steps on its own; a
+    /// step is plain unless a lazy lexeme matches), so two states with one
+    /// key step alike on every byte, and work computed from one (a split
+    /// mask) serves the other: in another clone of this lexer, or in the
+    /// lexer of another grammar with the same free text. Lexeme ids are
+    /// left out, being numbered per grammar.
     ///
     /// `None` for the dead state, for derivatives of more than `max_nodes`
     /// expression nodes (counted as a tree: what printing costs), and for
@@ -589,14 +593,16 @@ impl Lexer {
             }
             todo.extend_from_slice(self.exprs.get_args(e));
         }
-        let mut key = String::new();
-        for p in pairs.chunks_exact(2) {
-            key.push_str(&p[0].to_string());
-            key.push(':');
-            key.push_str(&self.exprs.expr_to_string_max_len(ExprRef::new(p[1]), usize::MAX));
-            key.push('\n');
-        }
-        Some(key)
+        let mut lines: Vec<String> = pairs
+            .chunks_exact(2)
+            .map(|p| {
+                let lazy = if self.lexemes[p[0] as usize].lazy { 'L' } else { 'G' };
+                let d = self.exprs.expr_to_string_max_len(ExprRef::new(p[1]), usize::MAX);
+                format!("{lazy}:{d}\n")
+            })
+            .collect();
+        lines.sort_unstable();
+        Some(lines.concat())
     }
 
     /// The lexemes still alive in `state`, in increasing id order.

@@ -10,7 +10,7 @@ mod bitmask;
 mod forced;
 mod options;
 mod sliced;
-mod split;
+pub(crate) mod split;
 mod strict;
 pub use bitmask::{BatchError, fill_bitmask_batch, fill_bitmask_rows};
 pub use forced::{DEFAULT_MAX_FORCED_BYTES, ForcedTokens};
@@ -263,7 +263,7 @@ impl Matcher {
             status: Status::default(),
             mask_key: None,
             slicer: None,
-            splits: split::SplitCache::default(),
+            splits: split::SplitCache::new(split::DEFAULT_MAX_SPLITS, vocab.shared_splits()),
             forcing: None,
             options,
             refusals_as_errors: false,

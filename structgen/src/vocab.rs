@@ -1,7 +1,7 @@
 //! [`Vocabulary`]: the one way a tokenizer enters structgen, with its stop
 //! tokens, the model's (possibly padded) vocabulary size, and what is
 //! built once per vocabulary and shared by every matcher (the trie, the
-//! slicer, the forced-token coalescer).
+//! slicer, the forced-token coalescer, the free-text split masks).
 
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use slicer::{Slicer, SlicerConfig};
 use toktrie::{TokTrie, TokTrieBuilder, TokenId};
 
 use crate::error::{Error, ErrorKind};
+use crate::matcher::split::SharedSplits;
 
 /// Special-token names that end a turn or a text in common vocabularies,
 /// the default stop set of [`Vocabulary::from_tokenizer`]: tiktoken, GPT-2
@@ -69,6 +70,8 @@ struct Inner {
     /// The coalescer of `tokenizer`, when it supports forced tokens.
     coalescer: Option<Coalescer>,
     slicer: Option<Arc<Slicer>>,
+    /// The split masks of free text, learned by its matchers.
+    splits: Arc<SharedSplits>,
 }
 
 impl Vocabulary {
@@ -124,6 +127,26 @@ impl Vocabulary {
     /// The JSON slicer, when enabled.
     pub fn slicer(&self) -> Option<&Arc<Slicer>> {
         self.inner.slicer.as_ref()
+    }
+
+    /// How many free-text split masks the matchers of this vocabulary
+    /// share (see [`Matcher`](crate::Matcher)'s split masks): at most
+    /// [`MAX_SHARED_SPLITS`](crate::MAX_SHARED_SPLITS).
+    pub fn shared_splits_len(&self) -> usize {
+        self.inner.splits.len()
+    }
+
+    /// Forgets the free-text split masks the matchers of this vocabulary
+    /// learned (a benchmark's cold start; memory is bounded without it).
+    /// Masks are the same; the next ones in free text walk the trie until
+    /// a lexer state is seen twice again.
+    pub fn clear_shared_splits(&self) {
+        self.inner.splits.clear();
+    }
+
+    /// The store of shared split masks.
+    pub(crate) fn shared_splits(&self) -> Arc<SharedSplits> {
+        self.inner.splits.clone()
     }
 
     /// Whether matchers over this vocabulary compute forced tokens
@@ -336,7 +359,14 @@ impl VocabularyBuilder {
             None => None,
         };
         Ok(Vocabulary {
-            inner: Arc::new(Inner { trie, stop, tokenizer: self.tokenizer, coalescer, slicer }),
+            inner: Arc::new(Inner {
+                trie,
+                stop,
+                tokenizer: self.tokenizer,
+                coalescer,
+                slicer,
+                splits: Arc::default(),
+            }),
         })
     }
 }

@@ -12,14 +12,19 @@
 //! row (`Matcher::fill_bitmask`, what an engine calls), llguidance's
 //! returned as its own vector; the popcounts are taken after the timers.
 //!
-//! Ours is reported twice. *Cold*: the first matcher of a freshly compiled
-//! grammar, which walks the trie at every lexer state it meets first.
-//! *Warm*: the fastest of the later matchers of the same compiled grammar
-//! (what an engine with a compile cache serves a repeated tool set with),
-//! which take the split masks the earlier ones made (see the `structgen`
-//! matcher's split masks). llguidance keeps nothing across its matchers:
-//! each of its passes compiles the Lark text afresh, and its time is the
-//! fastest of all passes.
+//! Ours is reported three times. *Cold*: the first matcher of a freshly
+//! compiled grammar on a vocabulary that has served nothing yet (its split
+//! store cleared), which walks the trie at every lexer state it meets
+//! first. *Warm*: the fastest of the later matchers of the same compiled
+//! grammar (what an engine with a compile cache serves a repeated tool set
+//! with), which take the split masks the earlier ones made (see the
+//! `structgen` matcher's split masks). *New tools*: the first matcher of
+//! another grammar, the same syntax with another tool list (a third tool,
+//! listed first), after those: what an engine serves a request with a new
+//! tool list with, its free text split by the earlier requests'
+//! matchers. llguidance keeps nothing across its matchers: each of its
+//! passes compiles the Lark text afresh, and its time is the fastest of
+//! all passes.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -72,6 +77,17 @@ fn tools() -> Vec<Tool> {
     ]
 }
 
+/// Another tool list for the same syntax: a third tool, listed first.
+fn other_tools() -> Vec<Tool> {
+    let mut t = vec![Tool::new(
+        "search",
+        json!({"type": "object", "properties": {"query": {"type": "string"}},
+            "required": ["query"], "additionalProperties": false}),
+    )];
+    t.extend(tools());
+    t
+}
+
 /// Prose: the start of Pride and Prejudice when the shared data is there.
 fn prose() -> String {
     let fallback = "It is a truth universally acknowledged, that a single man in possession of a \
@@ -91,11 +107,15 @@ fn prose() -> String {
 struct Case {
     name: &'static str,
     tag: StructuralTag,
+    /// The same syntax and choice with [`other_tools`].
+    other: StructuralTag,
     input: String,
 }
 
 fn cases() -> Result<Vec<Case>> {
     let t = tools();
+    let o = other_tools();
+    let reasoning = PresetOptions::default().with_reasoning(true);
     let text = prose();
     let mid = (0..=text.len() / 2).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
     let (think, answer) = text.split_at(mid);
@@ -104,12 +124,8 @@ fn cases() -> Result<Vec<Case>> {
     Ok(vec![
         Case {
             name: "free text (hermes auto, reasoning)",
-            tag: presets::structural_tag(
-                ToolSyntax::Hermes,
-                &t,
-                &ToolChoice::Auto,
-                &PresetOptions::default().with_reasoning(true),
-            )?,
+            tag: presets::structural_tag(ToolSyntax::Hermes, &t, &ToolChoice::Auto, &reasoning)?,
+            other: presets::structural_tag(ToolSyntax::Hermes, &o, &ToolChoice::Auto, &reasoning)?,
             input: format!("<think>{think}</think>{answer}"),
         },
         Case {
@@ -117,6 +133,12 @@ fn cases() -> Result<Vec<Case>> {
             tag: presets::structural_tag(
                 ToolSyntax::Hermes,
                 &t,
+                &ToolChoice::Required,
+                &PresetOptions::default(),
+            )?,
+            other: presets::structural_tag(
+                ToolSyntax::Hermes,
+                &o,
                 &ToolChoice::Required,
                 &PresetOptions::default(),
             )?,
@@ -171,11 +193,13 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             "llg mean µs",
             "warm mean ratio",
             "cold mean ratio",
+            "new tools mean ratio",
             "ours warm p99 µs",
             "ours cold p99 µs",
             "llg p99 µs",
             "warm p99 ratio",
             "cold p99 ratio",
+            "new tools p99 ratio",
             "row copy µs",
             "ours warm mean / copy",
             "ours compile+1st ms",
@@ -213,6 +237,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                 v.tokenizer.encode(&case.input).into_iter().map(TokenId).collect();
             let steps = tokens.len() + 1;
             let mut t_cold = vec![f64::INFINITY; steps];
+            // Cold means a vocabulary that has served nothing: no splits
+            // from the cases before.
+            v.vocab.clear_shared_splits();
             let (mut t_ours, mut t_peer) = (vec![f64::INFINITY; steps], vec![f64::INFINITY; steps]);
             let mut row = vec![0u32; v.vocab.bitmask_words()];
             for pass in 0..PASSES {
@@ -244,6 +271,40 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                 }
                 ensure!(ours.is_accepting(), "{label}: input not accepted");
             }
+            // A request with another tool list: a new grammar, the first
+            // matcher of it; its masks checked against the first grammar's
+            // llguidance popcounts would differ (other tools), so against a
+            // plain walk of its own.
+            let other = Grammar::from_earley(case.other.compile(&Default::default())?);
+            let other_lark = case.other.to_lark()?;
+            let mut t_peer_new = vec![f64::INFINITY; steps];
+            for _ in 0..2 {
+                let g = llguidance::api::TopLevelGrammar::from_lark(other_lark.clone());
+                let mut peer = llguidance::Matcher::new(factory.create_parser(g));
+                for (step, t_step) in t_peer_new.iter_mut().enumerate() {
+                    let start = Instant::now();
+                    std::hint::black_box(peer.compute_mask_or_eos()?);
+                    *t_step = t_step.min(start.elapsed().as_secs_f64() * 1e6);
+                    if step < tokens.len() {
+                        peer.consume_token(tokens[step].0)?;
+                    }
+                }
+            }
+            let mut t_new = vec![f64::INFINITY; steps];
+            let mut ours = Matcher::new(&v.vocab, &other)?;
+            let mut plain = Matcher::new(&v.vocab, &other)?.with_max_splits(0);
+            let mut plain_row = vec![0u32; v.vocab.bitmask_words()];
+            for (step, t_step) in t_new.iter_mut().enumerate() {
+                let start = Instant::now();
+                ours.fill_bitmask(&mut row)?;
+                *t_step = start.elapsed().as_secs_f64() * 1e6;
+                plain.fill_bitmask(&mut plain_row)?;
+                ensure!(row == plain_row, "{label}: new tools, step {step}: masks differ");
+                if step < tokens.len() {
+                    ours.consume_token(tokens[step]).with_context(|| label.clone())?;
+                    plain.consume_token(tokens[step])?;
+                }
+            }
             let start = Instant::now();
             let mut m = Matcher::new(
                 &v.vocab,
@@ -256,6 +317,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             std::hint::black_box(m.compute_mask()?.num_set());
             let c_peer = start.elapsed().as_secs_f64() * 1e3;
             let (so, sc, sp) = (stats(&mut t_ours), stats(&mut t_cold), stats(&mut t_peer));
+            let (sn, spn) = (stats(&mut t_new), stats(&mut t_peer_new));
             report.row(vec![
                 json!(v.name),
                 json!(case.name),
@@ -265,11 +327,13 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                 json!(sp.mean),
                 json!(so.mean / sp.mean),
                 json!(sc.mean / sp.mean),
+                json!(sn.mean / spn.mean),
                 json!(so.p99),
                 json!(sc.p99),
                 json!(sp.p99),
                 json!(so.p99 / sp.p99),
                 json!(sc.p99 / sp.p99),
+                json!(sn.p99 / spn.p99),
                 json!(copy),
                 json!(so.mean / copy),
                 json!(c_ours),
@@ -280,8 +344,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     report.note(
         "Each mask: ours (JSON slicer) then llguidance (general slices) on the same state and \
          the same Lark text (StructuralTag::to_lark), 4 passes with fresh matchers. Ours cold: \
-         the first matcher of the compiled grammar; ours warm: the fastest of the 3 later \
-         matchers of that grammar (they share split masks); llguidance: the fastest of the 4 \
+         the first matcher of the compiled grammar, the vocabulary's split store cleared; ours \
+         warm: the fastest of the 3 later matchers of that grammar (they share split masks); \
+         new tools: the first matcher of the same syntax with another tool list (a new \
+         grammar; its masks checked against a plain walk), after those, against llguidance on \
+         that grammar (the fastest of 2 passes); llguidance: the fastest of the 4 \
          passes, each compiling the Lark text afresh (it shares nothing across matchers). \
          ratio = ours / llguidance (lower is better). row copy: copying a full bitmask row \
          (the bookkeeping of an unconstrained step), the fastest of 2,000. compile+1st: one \

@@ -20,21 +20,25 @@
 //! [`DEFAULT_MAX_SPLITS`] of them; a split with too many frontier nodes or
 //! outside words is refused once and never tried again for that state.
 //!
-//! The matchers of one grammar also share their splits. A matcher's lexer
-//! is a clone of the grammar's start, so a lexer state can be named in a
-//! way every matcher understands ([`Lexer::state_key`](lexer::Lexer::state_key):
-//! the live lexemes and their derivatives). The grammar's [`SharedSplits`]
-//! maps such names to splits and to "seen" and "refused" marks. "Seen
-//! twice" counts across matchers: in free text most lexer states are met
-//! once per request (the start of the text, each partial trigger), so the
-//! first request walks, the second makes the split and publishes it, and
-//! every later request rebuilds it for its own lexer
+//! The matchers of one vocabulary also share their splits, whatever their
+//! grammar. A lexer state can be named in a way every lexer understands
+//! ([`Lexer::state_key`](lexer::Lexer::state_key): for each live lexeme,
+//! whether it is lazy and its derivative), and two states with one name
+//! step alike on every byte. The vocabulary's [`SharedSplits`] maps such
+//! names to splits and to "seen" and "refused" marks. "Seen twice" counts
+//! across matchers: in free text most lexer states are met once per
+//! request (the start of the text, each partial trigger), so the first
+//! request walks, the second makes the split and publishes it, and every
+//! later request rebuilds it for its own lexer
 //! ([`Split::localize`](toktrie::Split::localize): a few lexer steps) and
-//! copies. Masks are the same whichever matcher made the split: a split
-//! holds only what the inner steps proved, and the rest is walked by the
-//! matcher asking. The store never blocks: a matcher that finds it locked
-//! goes on as if it were empty. It keeps at most [`MAX_SHARED_SPLITS`]
-//! splits and [`MAX_SHARED_KEYS`] names.
+//! copies. The free text of a tool-call syntax is the same whatever the
+//! tools (text up to the syntax's triggers), so a request with a new tool
+//! list, a new grammar, takes the splits of the earlier ones. Masks are
+//! the same whichever matcher made the split: a split holds only what the
+//! inner steps proved, and the rest is walked by the matcher asking. The
+//! store never blocks: a matcher that finds it locked goes on as if it
+//! were empty. It keeps at most [`MAX_SHARED_SPLITS`] splits (the least
+//! recently used gives way) and [`MAX_SHARED_KEYS`] names.
 //!
 //! Sharing is on for grammars with a lazy lexeme (free text that ends at
 //! its first stop: structural tags, Lark `[lazy]` terminals), where it
@@ -44,6 +48,7 @@
 //! names for every grammar).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use earley::Parser;
@@ -61,18 +66,18 @@ pub const DEFAULT_MAX_SPLITS: usize = 32;
 /// "seen twice" rule), beyond which new states are never split.
 const MAX_SEEN: usize = 4096;
 
-/// The most splits the matchers of one grammar share (each a few KiB; see
-/// [`DEFAULT_MAX_SPLITS`]).
+/// The most splits the matchers of one vocabulary share (each a few KiB;
+/// see [`DEFAULT_MAX_SPLITS`]).
 pub const MAX_SHARED_SPLITS: usize = 64;
 
-/// The most lexer-state names the matchers of one grammar share.
+/// The most lexer-state names the matchers of one vocabulary share.
 pub const MAX_SHARED_KEYS: usize = 4096;
 
 /// The largest derivative (in expression nodes) worth naming for the
 /// shared store: the name costs about that much to print.
 const MAX_KEY_NODES: usize = 2048;
 
-/// What the matchers of a grammar know about a named lexer state.
+/// What the matchers of a vocabulary know about a named lexer state.
 #[derive(Clone, Debug)]
 enum Shared {
     /// Seen by one matcher.
@@ -84,38 +89,84 @@ enum Shared {
     Split(Arc<Split<StateId>>),
 }
 
-/// The splits shared by the matchers of one grammar, by lexer-state name
-/// (see the module docs).
+/// One named state in the store, with the tick of its last use.
+#[derive(Debug)]
+struct Slot {
+    shared: Shared,
+    used: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Store {
+    slots: HashMap<String, Slot>,
+    /// How many slots hold a split.
+    splits: usize,
+}
+
+/// The splits shared by the matchers of one vocabulary, whatever their
+/// grammar, by lexer-state name (see the module docs). At most
+/// [`MAX_SHARED_SPLITS`] splits, the least recently used one giving way
+/// to a new one; at most [`MAX_SHARED_KEYS`] names, the "seen" marks
+/// (then the refusals) forgotten when they are all taken.
 #[derive(Debug, Default)]
 pub(crate) struct SharedSplits {
-    map: RwLock<HashMap<String, Shared>>,
+    store: RwLock<Store>,
+    /// A clock for [`Slot::used`].
+    clock: AtomicU64,
 }
 
 impl SharedSplits {
     /// The entry for `key`; `None` when absent or when the store is busy.
     fn get(&self, key: &str) -> Option<Shared> {
-        self.map.try_read().ok()?.get(key).cloned()
+        let store = self.store.try_read().ok()?;
+        let slot = store.slots.get(key)?;
+        slot.used.store(self.clock.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        Some(slot.shared.clone())
     }
 
-    /// Records `entry` for `key` unless the store is busy or full; never
-    /// replaces a split or a refusal.
+    /// Records `entry` for `key` unless the store is busy; never replaces
+    /// a split or a refusal. Makes room as the type's docs say.
     fn put(&self, key: String, entry: Shared) {
-        let Ok(mut map) = self.map.try_write() else { return };
-        let splits = matches!(entry, Shared::Split(_));
-        if map.len() >= MAX_SHARED_KEYS && !map.contains_key(&key) {
-            return;
-        }
-        if splits
-            && map.values().filter(|e| matches!(e, Shared::Split(_))).count() >= MAX_SHARED_SPLITS
+        let Ok(mut store) = self.store.try_write() else { return };
+        if let Some(Slot { shared: Shared::Split(_) | Shared::Refused, .. }) = store.slots.get(&key)
         {
             return;
         }
-        match map.get(&key) {
-            Some(Shared::Split(_) | Shared::Refused) => {}
-            _ => {
-                map.insert(key, entry);
+        let split = matches!(entry, Shared::Split(_));
+        if split && store.splits >= MAX_SHARED_SPLITS {
+            let oldest = store
+                .slots
+                .iter()
+                .filter(|(_, s)| matches!(s.shared, Shared::Split(_)))
+                .min_by_key(|(_, s)| s.used.load(Ordering::Relaxed))
+                .map(|(k, _)| k.clone());
+            if let Some(k) = oldest {
+                store.slots.remove(&k);
+                store.splits -= 1;
             }
         }
+        if store.slots.len() >= MAX_SHARED_KEYS && !store.slots.contains_key(&key) {
+            store.slots.retain(|_, s| !matches!(s.shared, Shared::Seen));
+            if store.slots.len() >= MAX_SHARED_KEYS {
+                store.slots.retain(|_, s| !matches!(s.shared, Shared::Refused));
+            }
+        }
+        let used = AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed));
+        store.splits += split as usize;
+        store.slots.insert(key, Slot { shared: entry, used });
+    }
+
+    /// Forgets every name and split.
+    pub(crate) fn clear(&self) {
+        // A writer waits here for readers' short look-ups: only an
+        // explicit call (not a mask) comes here.
+        let mut store = self.store.write().unwrap_or_else(|e| e.into_inner());
+        *store = Store::default();
+    }
+
+    /// How many splits are stored.
+    pub(crate) fn len(&self) -> usize {
+        self.store.read().map_or(0, |s| s.splits)
     }
 }
 
@@ -137,8 +188,8 @@ pub(crate) struct SplitCache {
     splits: usize,
     entries: HashMap<StateId, Entry>,
     stats: SplitStats,
-    /// The grammar's store: the same `Arc` in every matcher cloned from
-    /// one start.
+    /// The vocabulary's store: the same `Arc` in every matcher of the
+    /// vocabulary.
     shared: Arc<SharedSplits>,
     /// Whether this grammar shares splits (it has a lazy lexeme); `None`
     /// until the first split question.
@@ -155,24 +206,21 @@ pub struct SplitStats {
     pub splits: u64,
     /// Splits refused (too many frontier nodes or outside words).
     pub refused: u64,
-    /// Splits this matcher took from the grammar's other matchers.
+    /// Splits this matcher took from other matchers of its vocabulary
+    /// (of its grammar or of another with the same free text).
     pub shared: u64,
 }
 
-impl Default for SplitCache {
-    fn default() -> SplitCache {
-        SplitCache::new(DEFAULT_MAX_SPLITS)
-    }
-}
-
 impl SplitCache {
-    pub(crate) fn new(max_splits: usize) -> SplitCache {
+    /// A cache of at most `max_splits` splits, sharing them through
+    /// `shared` (the vocabulary's store).
+    pub(crate) fn new(max_splits: usize, shared: Arc<SharedSplits>) -> SplitCache {
         SplitCache {
             max_splits,
             splits: 0,
             entries: HashMap::new(),
             stats: SplitStats::default(),
-            shared: Arc::default(),
+            shared,
             sharing: None,
         }
     }
@@ -200,7 +248,7 @@ impl SplitCache {
             Some(Entry::Split(s)) => s,
             Some(Entry::Refused) => return false,
             Some(Entry::Seen) | None if self.splits < self.max_splits => {
-                // Not split here yet: ask the grammar's other matchers.
+                // Not split here yet: ask the vocabulary's other matchers.
                 let sharing = self.shares(parser.lexer());
                 let key = sharing.then(|| parser.lexer().state_key(inner, MAX_KEY_NODES)).flatten();
                 let shared = key.as_deref().and_then(|k| self.shared.get(k));
@@ -296,8 +344,7 @@ impl Matcher {
     /// default is [`DEFAULT_MAX_SPLITS`].
     pub fn with_max_splits(mut self, n: usize) -> Matcher {
         if n != self.splits.max_splits() {
-            let shared = self.splits.shared.clone();
-            self.splits = SplitCache { shared, ..SplitCache::new(n) };
+            self.splits = SplitCache::new(n, self.splits.shared.clone());
         }
         self
     }

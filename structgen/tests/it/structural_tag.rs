@@ -464,6 +464,84 @@ fn splits_shared_across_matchers() {
     assert!(shared[2] > 0 && shared[3] > 0, "later matchers take shared splits: {shared:?}");
 }
 
+/// Matchers of other grammars with the same free text share the splits
+/// too: a request with a new tool list (a new grammar, the same Hermes
+/// triggers) takes the splits that two requests with another tool list
+/// made, in the reasoning block and in the answer's text, and its masks
+/// equal the plain walk's. A cleared store starts over.
+#[test]
+fn splits_shared_across_grammars() {
+    let Some(tok) = tokenizer("splits across grammars", "tokenizers/llama3.tokenizer.json.gz")
+    else {
+        return;
+    };
+    let v = Vocabulary::from_tokenizer(tok.clone()).unwrap();
+    let weather = [Tool::new(
+        "get_weather",
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    )];
+    let notes = [
+        Tool::new("f", json!({"type": "object", "properties": {"x": {"type": "integer"}}})),
+        Tool::new("note", json!({"type": "object", "properties": {"body": {"type": "string"}}})),
+    ];
+    let ids = tok.encode("<think>Which tool? None: prose will do.</think>An answer in prose.");
+    let walk = |g: &Grammar, what: &str| {
+        let mut m = Matcher::new(&v, g).unwrap();
+        let mut plain = Matcher::new(&v, g).unwrap().with_max_splits(0);
+        walk_beside_plain(&mut m, &mut plain, &ids, what);
+        assert!(m.is_accepting(), "{what}");
+        m.split_stats()
+    };
+    let a = preset_grammar(ToolSyntax::Hermes, &weather, ToolChoice::Auto, true);
+    let first = walk(&a, "first request");
+    assert_eq!(first.shared, 0);
+    let second = walk(&a, "second request");
+    assert!(second.splits >= 2, "the second request splits the reasoning and the answer");
+    assert_eq!(v.shared_splits_len() as u64, first.splits + second.splits);
+    let b = preset_grammar(ToolSyntax::Hermes, &notes, ToolChoice::Auto, true);
+    let stats = walk(&b, "a new tool list");
+    assert!(stats.shared >= 2 && stats.splits == 0, "{stats:?}");
+    v.clear_shared_splits();
+    assert_eq!(v.shared_splits_len(), 0);
+    assert_eq!(walk(&b, "after clearing").shared, 0);
+}
+
+/// The vocabulary's store keeps at most `MAX_SHARED_SPLITS` splits, the
+/// least recently used giving way: after more free texts than that (each
+/// its own trigger), the newest is shared and the oldest is not.
+#[test]
+fn shared_splits_are_bounded_least_recently_used_first() {
+    let Some(tok) = tokenizer("split store bound", "tokenizers/llama3.tokenizer.json.gz") else {
+        return;
+    };
+    let v = Vocabulary::from_tokenizer(tok.clone()).unwrap();
+    let grammar = |i: usize| {
+        let trigger = format!("<t{i}>");
+        let tag = json!({"begin": trigger, "end": format!("</t{i}>"),
+            "content": {"type": "const_string", "value": "x"}});
+        compile(json!({"type": "triggered_tags", "triggers": [trigger], "tags": [tag]}))
+    };
+    let ids = tok.encode("Some free text without a trigger.");
+    let walk = |g: &Grammar| {
+        let mut m = Matcher::new(&v, g).unwrap();
+        for &t in &ids {
+            m.compute_mask().unwrap();
+            m.consume_token(TokenId(t)).unwrap();
+        }
+        m.split_stats()
+    };
+    let n = structgen::MAX_SHARED_SPLITS + 8;
+    let grammars: Vec<Grammar> = (0..n).map(grammar).collect();
+    for g in &grammars {
+        walk(g);
+        assert!(walk(g).splits > 0, "the second request splits");
+        assert!(v.shared_splits_len() <= structgen::MAX_SHARED_SPLITS);
+    }
+    assert_eq!(v.shared_splits_len(), structgen::MAX_SHARED_SPLITS);
+    assert!(walk(&grammars[n - 1]).shared > 0, "the newest free text is shared");
+    assert_eq!(walk(&grammars[0]).shared, 0, "the oldest gave way");
+}
+
 /// MaskBench's BFCL schemas as tools: every valid instance accepted in
 /// its call syntax, a wrong function name rejected. Each schema goes
 /// through one syntax (rotating), to keep the test fast.

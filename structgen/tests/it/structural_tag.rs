@@ -353,6 +353,95 @@ proptest! {
     }
 }
 
+/// One vocabulary for every case of the proptest below, so that its split
+/// store carries splits from one case's grammar to the next: every byte,
+/// and 3,000 words over the triggers' alphabet (enough tokens that a
+/// free-text split is not refused for its outside words).
+fn shared_vocab() -> &'static Vocabulary {
+    static VOCAB: std::sync::OnceLock<Vocabulary> = std::sync::OnceLock::new();
+    VOCAB.get_or_init(|| {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(0x5b117);
+        let alphabet = b"<>/ab x.";
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        while tokens.len() < 256 + 3000 {
+            let len = rng.random_range(2..7);
+            let w: Vec<u8> =
+                (0..len).map(|_| alphabet[rng.random_range(0..alphabet.len())]).collect();
+            if !tokens.contains(&w) {
+                tokens.push(w);
+            }
+        }
+        vocab(&tokens).0
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Split masks shared through one vocabulary by matchers of many
+    /// grammars (random triggers, three shapes of free text) equal the
+    /// plain walk's along random walks of allowed tokens: three matchers
+    /// per grammar (the second makes splits, the third takes them), each
+    /// also taking what earlier cases' grammars left in the store. (About
+    /// a quarter of the cases reach a split mask, a tenth in round 0 one
+    /// that an earlier case's grammar made: counted when written.)
+    #[test]
+    fn shared_splits_equal_plain_walks_across_grammars(
+        mut triggers in proptest::collection::vec("<[ab/]{1,2}>?", 1..3),
+        which in 0usize..3,
+        picks in proptest::collection::vec(any::<u32>(), 40),
+    ) {
+        // A tag's begin must start with exactly one trigger: none may
+        // begin another.
+        let all = triggers.clone();
+        triggers.retain(|t| !all.iter().any(|u| u != t && u.starts_with(t.as_str())));
+        triggers.sort();
+        triggers.dedup();
+        let v = shared_vocab();
+        let tags: Vec<Value> = triggers
+            .iter()
+            .map(|t| json!({"begin": format!("{t}x"), "end": ".",
+                "content": {"type": "const_string", "value": "ab"}}))
+            .collect();
+        let format = match which {
+            0 => json!({"type": "triggered_tags", "triggers": triggers, "tags": tags}),
+            1 => json!({"type": "triggered_tags", "triggers": triggers, "tags": tags,
+                "at_least_one": true, "stop_after_first": true}),
+            _ => json!({"type": "sequence", "elements": [
+                {"type": "tag", "begin": "<b>", "end": "</b>",
+                 "content": {"type": "any_text", "excludes": ["x."]}},
+                {"type": "triggered_tags", "triggers": triggers, "tags": tags}]}),
+        };
+        let g = compile(format);
+        for round in 0..3 {
+            let mut m = Matcher::new(v, &g).unwrap();
+            let mut plain = Matcher::new(v, &g).unwrap().with_max_splits(0);
+            for (i, &p) in picks.iter().enumerate() {
+                let want: Vec<u32> = plain.compute_mask().unwrap().iter().map(|t| t.0).collect();
+                let got: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
+                prop_assert_eq!(&got, &want, "round {}, step {}", round, i);
+                if want.is_empty() {
+                    break;
+                }
+                // Mostly tokens without `<`, so the text stays free for a
+                // while and comes back to its states.
+                let calm: Vec<u32> = want
+                    .iter()
+                    .copied()
+                    .filter(|&t| v.trie().token_bytes(TokenId(t)).is_some_and(|b| !b.contains(&b'<')))
+                    .collect();
+                let pool = if p % 4 != 0 && !calm.is_empty() { &calm } else { &want };
+                let t = TokenId(pool[(p / 4) as usize % pool.len()]);
+                if plain.consume_token(t).is_err() || plain.is_stopped() {
+                    break;
+                }
+                m.consume_token(t).unwrap();
+            }
+        }
+    }
+}
+
 fn tokenizer(what: &str, file: &str) -> Option<Arc<bpe::Tokenizer>> {
     let json = testkit::read_data_or_skip(what, file)?;
     Some(Arc::new(bpe::Tokenizer::from_tokenizer_json(&json).unwrap()))

@@ -205,6 +205,14 @@ impl<'a> Compiler<'a> {
         Ok(s.clone())
     }
 
+    /// Charges `n` schema nodes built afresh (items or properties that
+    /// take any value, filled in around a constraint) to
+    /// `Limits::max_copied_nodes`, as a copy of that size.
+    pub(crate) fn charge(&mut self, n: usize) -> Result<()> {
+        self.copied = self.copied.saturating_add(n);
+        self.check_copied()
+    }
+
     /// Charges the construction of `ast` (for an emptiness check or a
     /// match) to `Limits::max_copied_nodes`: derivre builds every node of
     /// it, and the same large union of keys can be checked many times. A

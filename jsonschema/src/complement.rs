@@ -15,6 +15,8 @@ use crate::ir::{ArraySchema, NumberSchema, ObjectSchema, Schema, StringSchema, a
 use crate::number::Bound;
 use crate::resolve::escape_token;
 
+mod values;
+
 fn number(min: Option<Bound>, max: Option<Bound>) -> Schema {
     Schema::Number(NumberSchema { min, max, ..NumberSchema::default() })
 }
@@ -82,11 +84,12 @@ impl Compiler<'_> {
                 "enum" => match val.as_array() {
                     Some(vals) => {
                         self.check_list(k, ptr, vals.len())?;
-                        self.complement_values(vals, ptr)?
+                        let vals: Vec<&Value> = vals.iter().collect();
+                        self.complement_values(&vals, ptr, depth + 1)?
                     }
                     None => return inexpressible(self, k),
                 },
-                "const" => self.complement_values(std::slice::from_ref(val), ptr)?,
+                "const" => self.complement_values(&[val], ptr, depth + 1)?,
                 "required" => {
                     let mut bs: Vec<Schema> = non_objects();
                     for r in val.as_array().into_iter().flatten().filter_map(Value::as_str) {
@@ -393,52 +396,6 @@ impl Compiler<'_> {
             self.check_branches(branches.len())?;
         }
         self.clear_evaluated(Schema::any_of(branches), depth)
-    }
-
-    /// Every value except the listed ones.
-    fn complement_values(&mut self, vals: &[Value], ptr: &str) -> Result<Schema> {
-        let mut null = true;
-        let mut bools = [true, true];
-        let mut nums = Vec::new();
-        let mut strs = Vec::new();
-        for v in vals {
-            match v {
-                Value::Null => null = false,
-                Value::Bool(b) => bools[*b as usize] = false,
-                Value::Number(n) => nums.push(self.decimal(n, "enum", ptr)?),
-                Value::String(s) => strs.push(RegexAst::Literal(s.clone())),
-                _ => {
-                    return Err(self.err(
-                        ErrorKind::Inexpressible,
-                        "enum",
-                        ptr,
-                        "the negation of an object or array constant is not supported",
-                    ));
-                }
-            }
-        }
-        let mut bs = Vec::new();
-        if null {
-            bs.push(Schema::Null);
-        }
-        match bools {
-            [true, true] => bs.push(Schema::Boolean(None)),
-            [true, false] => bs.push(Schema::Boolean(Some(false))),
-            [false, true] => bs.push(Schema::Boolean(Some(true))),
-            _ => {}
-        }
-        bs.push(Schema::Number(NumberSchema { excluded: nums, ..NumberSchema::default() }));
-        bs.push(Schema::String(StringSchema {
-            regexes: if strs.is_empty() {
-                vec![]
-            } else {
-                vec![RegexAst::Not(Box::new(RegexAst::Or(strs)))]
-            },
-            ..StringSchema::default()
-        }));
-        bs.push(Schema::Array(ArraySchema::default()));
-        bs.push(Schema::Object(ObjectSchema::default()));
-        Ok(Schema::any_of(bs))
     }
 }
 

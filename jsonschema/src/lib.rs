@@ -61,7 +61,9 @@
 //!    [`ErrorKind::Unsatisfiable`].
 //!
 //! Decisions, all toward a stricter grammar: properties come in schema order
-//! (then required names not listed, then additional keys in any order) unless
+//! (then required names not listed, then additional keys in any order;
+//! under `not` of an `enum`/`const` of objects, their names first, in the
+//! order they list them) unless
 //! [`PropertyOrder::Any`] is set (then any order, except in objects under a
 //! negated member constraint that list more than 10 names); a
 //! number with bounds or `multipleOf` is written without exponent; formats

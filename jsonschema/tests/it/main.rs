@@ -6,6 +6,7 @@
 extern crate structgen_jsonschema as jsonschema;
 
 mod common;
+mod constants;
 mod formats;
 mod hostile;
 mod keywords;

@@ -16,23 +16,27 @@ use anyhow::{Context, Result, bail};
 use crate::registry;
 
 /// Builds the wheel with `profile`, installs it into `target/venv`, and
-/// returns that venv's interpreter.
-fn install(root: &Path, profile: &str) -> Result<PathBuf> {
+/// returns that venv's interpreter. Under `ci`, without incremental state,
+/// as CI's `cargo test` builds: so its artifacts of our crates are reused.
+fn install(root: &Path, profile: &str, ci: bool) -> Result<PathBuf> {
     let python = registry::python(root)?;
     let out = root.join("target").join("wheels").join(profile);
     // One wheel in the folder: the one this build makes.
     let _ = std::fs::remove_dir_all(&out);
     let started = Instant::now();
     println!("== python: maturin build --profile {profile} (python/)");
-    let status = Command::new(&python)
+    let mut maturin = Command::new(&python);
+    maturin
         .current_dir(root)
         .args(["-m", "maturin", "build", "--quiet", "--manifest-path", "python/Cargo.toml"])
         .args(["--profile", profile, "--interpreter"])
         .arg(&python)
         .arg("--out")
-        .arg(&out)
-        .status()
-        .context("cannot start maturin")?;
+        .arg(&out);
+    if ci {
+        maturin.env("CARGO_INCREMENTAL", "0");
+    }
+    let status = maturin.status().context("cannot start maturin")?;
     if !status.success() {
         bail!("maturin build failed");
     }
@@ -61,7 +65,7 @@ fn install(root: &Path, profile: &str) -> Result<PathBuf> {
 /// `pytest python/tests` (skips listed with their reasons). Under `require`
 /// (CI), a missing corpus fails instead of skipping.
 pub(crate) fn pytest(root: &Path, args: &[String], require: bool) -> Result<()> {
-    let python = install(root, "dev")?;
+    let python = install(root, "dev", require)?;
     let started = Instant::now();
     let mut cmd = Command::new(&python);
     cmd.current_dir(root).args([
@@ -93,7 +97,7 @@ pub(crate) fn pytest(root: &Path, args: &[String], require: bool) -> Result<()> 
 /// XGrammar when it is installed), which writes `target/bench/python.md`
 /// and `.json`.
 pub(crate) fn bench(root: &Path, args: &[String]) -> Result<()> {
-    let python = install(root, "release")?;
+    let python = install(root, "release", false)?;
     let status = Command::new(&python)
         .current_dir(root)
         .arg("python/bench/bench.py")

@@ -29,6 +29,8 @@
 //! on rejection. Typical schemas have tens to hundreds of keywords and
 //! compile in about a millisecond.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 use structgen::{CompileOptions, Grammar, GrammarSpec};
 
@@ -116,17 +118,28 @@ struct Candidate {
     keyword: Option<String>,
 }
 
+/// How much an explanation may cost: each try compiles a changed schema,
+/// and a schema that takes a second to compile would otherwise hold a
+/// rejected document's report for minutes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Budget {
+    /// The most schemas compiled.
+    pub(crate) tries: usize,
+    /// The most time spent, checked before each try.
+    pub(crate) time: Duration,
+}
+
 /// The reason `schema` (compiled with `options`) refuses byte `at` of
-/// `body` (a text that ended too early when `at_end`), compiling at most
-/// `limit` schemas.
+/// `body` (a text that ended too early when `at_end`), within `budget`.
 pub(crate) fn reason(
     schema: &Value,
     options: &jsonschema::Options,
     body: &[u8],
     at: usize,
     at_end: bool,
-    limit: usize,
+    budget: Budget,
 ) -> Reason {
+    let started = Instant::now();
     let passes = |s: &Value, o: &jsonschema::Options| -> Option<bool> {
         let spec = GrammarSpec::JsonSchema { schema: s.clone(), options: o.clone() };
         let g = Grammar::compile(&spec, &CompileOptions::default()).ok()?;
@@ -147,7 +160,7 @@ pub(crate) fn reason(
     let mut blamed: Vec<(bool, usize, Keyword)> = Vec::new();
     let mut tried = 0;
     for c in &candidates {
-        if tried == limit {
+        if tried == budget.tries || started.elapsed() >= budget.time {
             return Reason::Unknown { tried, cut_short: true };
         }
         tried += 1;
@@ -261,7 +274,13 @@ mod tests {
 
     use super::*;
 
+    const AMPLE: Budget = Budget { tries: 100, time: Duration::from_secs(600) };
+
     fn why(schema: Value, doc: &str) -> Reason {
+        why_within(schema, doc, AMPLE)
+    }
+
+    fn why_within(schema: Value, doc: &str, budget: Budget) -> Reason {
         let options =
             jsonschema::Options::default().with_whitespace(jsonschema::Whitespace::unbounded());
         let g = Grammar::compile(
@@ -276,7 +295,7 @@ mod tests {
         }
         let at_end = at == body.len();
         assert!(!(at_end && g.accepts(body)), "{doc} is accepted");
-        reason(&schema, &options, body, at.min(body.len().saturating_sub(1)), at_end, 100)
+        reason(&schema, &options, body, at.min(body.len().saturating_sub(1)), at_end, budget)
     }
 
     fn blamed(r: Reason) -> (String, String) {
@@ -284,6 +303,21 @@ mod tests {
             Reason::Keywords(k) => (k[0].keyword.clone(), k[0].pointer.clone()),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_budget_cuts_the_search_short() {
+        let s = json!({"type": "object", "properties": {"age": {"type": "integer"}}});
+        let no_time = Budget { tries: 100, time: Duration::ZERO };
+        assert!(matches!(
+            why_within(s.clone(), r#"{"age": "x"}"#, no_time),
+            Reason::Unknown { tried: 0, cut_short: true }
+        ));
+        let one_try = Budget { tries: 1, ..AMPLE };
+        assert!(matches!(
+            why_within(s, r#"{"age": "x"}"#, one_try),
+            Reason::Unknown { tried: 1, cut_short: true }
+        ));
     }
 
     #[test]

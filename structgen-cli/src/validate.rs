@@ -124,6 +124,8 @@ pub struct Checker<'a> {
     pub trim: bool,
     /// The most schemas compiled while looking for the keyword to blame.
     pub explain_limit: usize,
+    /// The most time spent looking for it, per rejected document.
+    pub explain_time: std::time::Duration,
 }
 
 /// JSON whitespace (RFC 8259: space, tab, line feed, carriage return).
@@ -141,7 +143,15 @@ impl<'a> Checker<'a> {
         grammar: &'a Grammar,
         schema: Option<(&'a Value, &'a jsonschema::Options)>,
     ) -> Checker<'a> {
-        Checker { vocab, tokenizer, grammar, schema, trim: true, explain_limit: 500 }
+        Checker {
+            vocab,
+            tokenizer,
+            grammar,
+            schema,
+            trim: true,
+            explain_limit: 500,
+            explain_time: std::time::Duration::from_secs(5),
+        }
     }
 
     /// Checks one document.
@@ -244,8 +254,9 @@ impl<'a> Checker<'a> {
         if let Some((schema, options)) = self.schema
             && r.error.is_none()
         {
-            let limit = self.explain_limit;
-            r.reason = Some(crate::explain::reason(schema, options, body, rel, at_end, limit));
+            let budget =
+                crate::explain::Budget { tries: self.explain_limit, time: self.explain_time };
+            r.reason = Some(crate::explain::reason(schema, options, body, rel, at_end, budget));
         }
         r
     }

@@ -43,6 +43,10 @@ pub(crate) struct ValidateArgs {
     /// document.
     #[arg(long, default_value_t = 500, value_name = "N")]
     pub(crate) explain_limit: usize,
+    /// The most seconds spent looking for that keyword, per rejected
+    /// document (each try compiles a changed schema).
+    #[arg(long, default_value_t = 5.0, value_name = "SECS", value_parser = seconds)]
+    pub(crate) explain_time: f64,
     /// The documents (standard input when none is given).
     pub(crate) documents: Vec<PathBuf>,
 }
@@ -62,6 +66,7 @@ pub(crate) fn run(args: ValidateArgs) -> Result<ExitCode> {
     let mut checker = Checker::new(&vocab, &tok, &loaded.grammar, schema);
     checker.trim = !args.exact;
     checker.explain_limit = args.explain_limit;
+    checker.explain_time = std::time::Duration::from_secs_f64(args.explain_time);
     let docs: Vec<Option<PathBuf>> = if args.documents.is_empty() {
         vec![None]
     } else {
@@ -135,7 +140,8 @@ fn describe(name: &str, grammar: &str, r: &Rejection) -> String {
         ),
         Some(Reason::Unknown { tried, cut_short }) => out.push_str(&if *cut_short {
             format!(
-                "\n  schema: the keyword to blame was not found in {tried} tries (--explain-limit)"
+                "\n  schema: the keyword to blame was not found in {tried} tries \
+                 (--explain-limit, --explain-time)"
             )
         } else {
             "\n  schema: no single keyword is to blame".to_string()
@@ -184,5 +190,15 @@ fn record(name: &str, v: &Verdict) -> Value {
                 "error": r.error,
             })
         }
+    }
+}
+
+/// A number of seconds: finite, at least 0, and at most a day (what
+/// `Duration::from_secs_f64` takes without panicking, with room to spare).
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=86_400.0).contains(&x) => Ok(x),
+        Ok(_) => Err(format!("{s}: give a number of seconds from 0 to 86400")),
+        Err(e) => Err(format!("{s}: {e}")),
     }
 }

@@ -242,3 +242,23 @@ fn referenced_documents_come_from_ref_dir_and_ref() {
     assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
     assert!(text(&out).1.contains("broken.json"), "{:?}", text(&out));
 }
+
+/// `--explain-time` bounds the search for the keyword to blame; a bad
+/// value is an argument error.
+#[test]
+fn explain_time_bounds_the_explanation() {
+    let d = dir("explain-time");
+    let schema = write(&d, "s.json", SCHEMA);
+    let doc = write(&d, "d.json", "{\"name\": \"Ann\", \"age\": -3}");
+    let out = structgen(&["validate", "--schema", &schema, "--explain-time", "0", &doc]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("not found in 0 tries (--explain-limit, --explain-time)"), "{stdout}");
+    for bad in ["-1", "nan", "1e300", "soon"] {
+        let flag = format!("--explain-time={bad}");
+        let out = structgen(&["validate", "--schema", &schema, &flag, &doc]);
+        let (_, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("--explain-time"), "{bad}: {stderr}");
+    }
+}

@@ -22,10 +22,14 @@
 //! repository's `Cargo.lock` (the same dependency versions) and profiles.
 //! `cargo check` there fails on a file the package leaves out, a feature
 //! or dependency the workspace supplied and the manifest does not, or a
-//! sibling API the packaged version lacks. Sharing `target/` with clippy's
-//! check of the same dependencies, it takes seconds. What it no longer
-//! runs is code generation and linking of the packaged sources, which are
-//! byte for byte the sources `cargo test` has just built and linked.
+//! sibling API the packaged version lacks. It shares `target/` with
+//! clippy's check of the dependencies, reused where their features agree:
+//! on a clean clone (2026-11-26) it re-checked about 48 dependencies whose
+//! features differ without the unpublished members (syn, serde,
+//! candle-core, tokenizers), and the step took 236 s against the
+//! verification's 526 s. What it no longer runs is code generation and
+//! linking of the packaged sources, which are byte for byte the sources
+//! `cargo test` has just built and linked.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -32,7 +32,7 @@
 //! `cargo test` has just built and linked.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -66,7 +66,7 @@ pub(crate) fn package(root: &Path) -> Result<()> {
     std::fs::create_dir_all(&dir)?;
     let mut members = Vec::with_capacity(crates.len());
     for c in &crates {
-        let file: PathBuf = target.join("package").join(format!("{}-{}.crate", c.name, c.version));
+        let file = target.join("package").join(format!("{}-{}.crate", c.name, c.version));
         // A `.crate` is a gzipped tar holding one folder, `NAME-VERSION/`.
         let mut tar = Command::new("tar");
         tar.arg("-xzf").arg(&file).arg("-C").arg(&dir);

@@ -225,8 +225,8 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             let label = format!("{} / {}", v.name, case.name);
             let lark = case.tag.to_lark()?;
             let grammar = Grammar::from_earley(case.tag.compile(&Default::default())?);
-            let peer_matcher = || -> Result<llguidance::Matcher> {
-                let g = llguidance::api::TopLevelGrammar::from_lark(lark.clone());
+            let peer_matcher = |lark: &str| -> Result<llguidance::Matcher> {
+                let g = llguidance::api::TopLevelGrammar::from_lark(lark.to_owned());
                 let m = llguidance::Matcher::new(factory.create_parser(g));
                 if let Some(e) = m.get_error() {
                     bail!("llguidance: {e}");
@@ -244,7 +244,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             let mut row = vec![0u32; v.vocab.bitmask_words()];
             for pass in 0..PASSES {
                 let mut ours = Matcher::new(&v.vocab, &grammar)?;
-                let mut peer = peer_matcher()?;
+                let mut peer = peer_matcher(&lark)?;
                 for step in 0..steps {
                     // Each side's mask in hand: ours in the caller's row,
                     // llguidance's as the vector it returns.
@@ -279,8 +279,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             let other_lark = case.other.to_lark()?;
             let mut t_peer_new = vec![f64::INFINITY; steps];
             for _ in 0..2 {
-                let g = llguidance::api::TopLevelGrammar::from_lark(other_lark.clone());
-                let mut peer = llguidance::Matcher::new(factory.create_parser(g));
+                let mut peer = peer_matcher(&other_lark)?;
                 for (step, t_step) in t_peer_new.iter_mut().enumerate() {
                     let start = Instant::now();
                     std::hint::black_box(peer.compute_mask_or_eos()?);
@@ -313,7 +312,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             std::hint::black_box(m.compute_mask()?.count());
             let c_ours = start.elapsed().as_secs_f64() * 1e3;
             let start = Instant::now();
-            let mut m = peer_matcher()?;
+            let mut m = peer_matcher(&lark)?;
             std::hint::black_box(m.compute_mask()?.num_set());
             let c_peer = start.elapsed().as_secs_f64() * 1e3;
             let (so, sc, sp) = (stats(&mut t_ours), stats(&mut t_cold), stats(&mut t_peer));

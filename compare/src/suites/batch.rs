@@ -7,14 +7,18 @@
 //!   bitmask, then every session consumes its next token (not timed; a
 //!   finished session starts over with a fresh matcher, not timed either).
 //!   Ours: `fill_bitmask_batch` on a rayon pool of 1 and of 2 threads.
+//!   Each run compiles its schemas afresh (not timed), so that no run
+//!   finds a matcher start taught by an earlier run's walk of the same
+//!   instance (`structgen::Grammar`'s start learns from dropped matchers).
 //!   llguidance: a loop of `compute_mask` + copying the words into the row
 //!   (what its Python `fill_next_token_bitmask` does per row), on one
 //!   thread, and the same loop over rayon's `par_iter_mut` on 2 threads
 //!   (what its `fill_next_token_bitmask_par` does). Throughput = rows per
 //!   second over `--steps` steps.
-//! - **Matcher creation** from one compiled grammar, 200 matchers per
-//!   thread, on 1 and on 2 threads at once: the time per matcher on each
-//!   thread (a lock convoy would show as a higher cost on 2 threads).
+//! - **Matcher creation** from one compiled grammar whose start has learned
+//!   from one walk of its instance, 200 matchers per thread, on 1 and on 2
+//!   threads at once: the time per matcher on each thread (a lock convoy
+//!   would show as a higher cost on 2 threads).
 //!   llguidance: `Matcher::deep_clone` of a compiled template.
 //! - **Compile cache**: compile + matcher + first mask, cold and through a
 //!   warm [`structgen::GrammarCache`], per schema.
@@ -70,9 +74,20 @@ fn parse_args(args: &[String]) -> Result<Args> {
 
 /// A valid instance: its schema compiled by both engines, and its tokens.
 struct Session {
-    ours: Grammar,
+    /// Its schema's index (see [`compile_all`]).
+    schema: usize,
     theirs: llguidance::Matcher,
     tokens: Vec<u32>,
+}
+
+/// Every schema compiled afresh (its matcher start untaught).
+fn compile_all(schemas: &[Value]) -> Vec<Grammar> {
+    schemas
+        .iter()
+        .map(|schema| {
+            Grammar::llguidance(&json!({"grammars": [{"json_schema": schema}]})).expect("compiled")
+        })
+        .collect()
 }
 
 /// One engine's side of a running batch.
@@ -87,13 +102,15 @@ trait Side {
 
 struct Ours {
     vocab: Vocabulary,
+    /// Per schema, this run's grammar.
+    grammars: Vec<Grammar>,
     matchers: Vec<Matcher>,
     pool: rayon::ThreadPool,
 }
 
 impl Side for Ours {
     fn restart(&mut self, sessions: &[Session], slot: usize, i: usize) {
-        let m = Matcher::new(&self.vocab, &sessions[i].ours).expect("our matcher");
+        let m = Matcher::new(&self.vocab, &self.grammars[sessions[i].schema]).expect("our matcher");
         if slot < self.matchers.len() {
             self.matchers[slot] = m;
         } else {
@@ -224,17 +241,20 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         }
         let rec: Value = serde_json::from_str(&line)?;
         let request = json!({"grammars": [{"json_schema": rec["schema"]}]});
-        let Ok(ours) = Grammar::llguidance(&request) else { continue };
+        if Grammar::llguidance(&request).is_err() {
+            continue;
+        }
         let top = llguidance::api::TopLevelGrammar::from_json_schema(rec["schema"].clone());
         let theirs = llguidance::Matcher::new(factory.create_parser(top));
         if theirs.is_error() {
             continue;
         }
+        let schema = schemas.len();
         schemas.push(rec["schema"].clone());
         for t in rec["tests"].as_array().into_iter().flatten().filter(|t| t["valid"] == true) {
             let tokens = tokenizer.encode(&serde_json::to_string(&t["data"])?);
             if tokens.len() >= 4 {
-                sessions.push(Session { ours: ours.clone(), theirs: theirs.deep_clone(), tokens });
+                sessions.push(Session { schema, theirs: theirs.deep_clone(), tokens });
             }
         }
         if sessions.len() >= 256 {
@@ -259,13 +279,22 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     );
     for b in BATCHES {
         eprintln!("batch: B = {b}");
-        let mut one = Ours { vocab: vocab.clone(), matchers: Vec::new(), pool: pool(1)? };
-        let mut two = Ours { vocab: vocab.clone(), matchers: Vec::new(), pool: pool(2)? };
+        let ours = |threads| -> Result<Ours> {
+            Ok(Ours {
+                vocab: vocab.clone(),
+                grammars: Vec::new(),
+                matchers: Vec::new(),
+                pool: pool(threads)?,
+            })
+        };
+        let (mut one, mut two) = (ours(1)?, ours(2)?);
         let mut llg1 = Theirs { matchers: Vec::new(), pool: None };
         let mut llg2 = Theirs { matchers: Vec::new(), pool: Some(pool(2)?) };
         // Interleaved runs, best of three (the machine is shared and noisy).
         let mut best = [0.0f64; 4];
         for round in 0..3 {
+            one.grammars = compile_all(&schemas);
+            two.grammars = compile_all(&schemas);
             let sides: [&mut dyn Side; 4] = [&mut one, &mut two, &mut llg1, &mut llg2];
             let mut firsts = Vec::new();
             for (k, side) in sides.into_iter().enumerate() {
@@ -292,9 +321,17 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         ]);
     }
 
-    // Matcher creation from one grammar: the first session's (a
-    // representative schema of the split).
+    // Matcher creation from one grammar: the middle session's (a
+    // representative schema of the split), its start taught by one walk.
     let s = &sessions[sessions.len() / 2];
+    let taught = compile_all(&schemas[s.schema..=s.schema]).remove(0);
+    {
+        let mut m = Matcher::new(&vocab, &taught)?;
+        for &t in &s.tokens {
+            m.compute_mask()?;
+            m.consume_token(TokenId(t))?;
+        }
+    }
     let per_thread = |threads: usize, make: &(dyn Fn() + Sync)| -> f64 {
         let times: Vec<f64> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
@@ -313,7 +350,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         times.iter().sum::<f64>() / times.len() as f64
     };
     let ours_make = || {
-        std::hint::black_box(Matcher::new(&vocab, &s.ours).expect("matcher"));
+        std::hint::black_box(Matcher::new(&vocab, &taught).expect("matcher"));
     };
     let llg_make = || {
         std::hint::black_box(s.theirs.deep_clone());

@@ -211,10 +211,8 @@ impl Parser {
             });
         }
         let n = g.kinds.len();
-        // Every parser starts from the grammar's own lexer, never from one
-        // another parser warmed: a parser's answers (which derivatives a
-        // step's fuel proves, when a state limit trips) depend on its own
-        // bytes only.
+        // A parser starts from the grammar's own lexer; the front door may
+        // later give it one that learned more (see `set_lexer`).
         let lexer = g.lexer.clone();
         let mut p = Parser {
             lexer,
@@ -287,6 +285,17 @@ impl Parser {
     /// The lexer (for its statistics).
     pub fn lexer(&self) -> &Lexer {
         &self.lexer
+    }
+
+    /// Replaces the lexer with `lexer`, which must descend from this one:
+    /// a copy of it (or of a lexer it was copied from) that learned more,
+    /// so that every state, lexeme and expression id this parser holds
+    /// means the same in it (lexers only ever add states and
+    /// expressions). The `structgen` front door uses this to give a
+    /// grammar's start the transitions later matchers learned.
+    pub fn set_lexer(&mut self, lexer: Lexer) {
+        debug_assert!(lexer.num_states() >= self.lexer.num_states());
+        self.lexer = lexer;
     }
 
     /// The lexer state of the lexeme in progress (the state the next pushed

@@ -152,6 +152,14 @@ pub struct Lexer {
     /// Per dense state: how many of the last bytes are hidden stop text
     /// when a lazy lexeme with `stop=` ends in it (0 otherwise).
     hidden: Vec<u32>,
+    /// The states and expressions this lexer started with when it was
+    /// adopted as a start (see [`Lexer::adopt_as_start`]): the limits
+    /// count only what was learned past them.
+    base_states: usize,
+    base_exprs: usize,
+    /// Transitions computed by this lexer and the lexers it was copied
+    /// from (not reset by [`Lexer::adopt_as_start`]).
+    known_transitions: usize,
 }
 
 impl std::fmt::Debug for Lexer {
@@ -268,6 +276,9 @@ impl Lexer {
             class_members,
             witness_proofs: 0,
             hidden: Vec::new(),
+            base_states: 0,
+            base_exprs: 0,
+            known_transitions: 0,
         };
         let dead = lexer.intern_state(Vec::new().into_boxed_slice())?;
         debug_assert_eq!(dead, StateId::DEAD);
@@ -421,6 +432,48 @@ impl Lexer {
     /// (each table miss counts once).
     pub fn num_transitions(&self) -> usize {
         self.num_transitions
+    }
+
+    /// The number of transitions this lexer holds that the derivative
+    /// engine computed, by it or by the lexers it was copied from (unlike
+    /// [`num_transitions`](Lexer::num_transitions), not reset by
+    /// [`adopt_as_start`](Lexer::adopt_as_start)).
+    pub fn num_known_transitions(&self) -> usize {
+        self.known_transitions
+    }
+
+    /// The number of derivre expressions held (the lexemes' and every
+    /// derivative's).
+    pub fn num_exprs(&self) -> usize {
+        self.exprs.len()
+    }
+
+    /// Whether every answer this lexer holds is exact: no derivative was
+    /// refused for want of fuel and no resource error was met. Only such a
+    /// lexer may be [adopted as a start](Lexer::adopt_as_start) for others.
+    pub fn is_exact(&self) -> bool {
+        self.fuel_refusals == 0 && self.error.is_none()
+    }
+
+    /// Makes this lexer (a copy of another's, with what that one learned) a
+    /// start for new parsers: its counters (transitions, refusals, witness
+    /// proofs) go back to zero, and the limits on states and expressions
+    /// count from its present size, so that a parser starting from it may
+    /// learn as much as one starting from the grammar's own lexer. What it
+    /// learned stays: transitions, accepting sets, derivatives, witnesses,
+    /// probe answers. Each is exact when [`is_exact`](Lexer::is_exact)
+    /// holds (a transition is a function of the state's derivatives and
+    /// the byte; a witness proves, it never decides), which is the
+    /// caller's precondition: adopting a lexer that refused would pass its
+    /// refusals on to parsers that never met them.
+    pub fn adopt_as_start(&mut self) {
+        debug_assert!(self.is_exact());
+        self.num_transitions = 0;
+        self.fuel_refusals = 0;
+        self.witness_proofs = 0;
+        self.step_fuel_left = u64::MAX;
+        self.base_states = self.state_pairs.len();
+        self.base_exprs = self.exprs.len();
     }
 
     /// Starts a step (one mask or one token): the emptiness checks until
@@ -671,7 +724,7 @@ impl Lexer {
         if let Some(&s) = self.state_ids.get(&pairs) {
             return Ok(s);
         }
-        if self.state_pairs.len() >= self.limits.max_states {
+        if self.state_pairs.len() - self.base_states >= self.limits.max_states {
             return Err(LexerError::new(LexerErrorKind::TooManyStates {
                 limit: self.limits.max_states,
             }));

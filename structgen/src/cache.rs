@@ -16,10 +16,9 @@ use crate::{CompileOptions, Error, Grammar, GrammarSpec};
 /// threads that miss on the same spec at once both compile it (the second
 /// result replaces the first; both are equal). The cache changes no answer:
 /// a cached grammar is the grammar the spec compiles to, and its only state
-/// is the write-once matcher start (see [`Grammar`]), the same for every
-/// request. An entry's size counts the compiled grammar twice: once for
-/// itself, once for the matcher start it keeps (mostly a copy of the
-/// grammar's lexer).
+/// is its matcher start (see [`Grammar`]), which holds exact answers only. An entry's size counts the compiled grammar and the most its
+/// matcher start may grow to (a copy of the grammar's lexer that learns,
+/// up to 4 times the grammar's size plus 64 KiB).
 ///
 /// ```
 /// use structgen::{GrammarCache, GrammarSpec};
@@ -129,7 +128,10 @@ impl GrammarCache {
         let bytes = spec.approx_bytes()
             + 2 * std::mem::size_of::<Entry>()
             + match &result {
-                Ok(g) => 2 * g.earley().heap_size(),
+                Ok(g) => {
+                    let heap = g.earley().heap_size();
+                    heap + crate::spec::start_budget(heap)
+                }
                 Err(e) => e.message().len(),
             };
         let entry = Entry {

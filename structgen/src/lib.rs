@@ -62,10 +62,12 @@
 //!   docs table the defaults against llguidance's); a limit hit is an error
 //!   naming the limit, its value and its place in the grammar or the text.
 //! - No hidden shared mutable state: a [`Vocabulary`] is immutable and a
-//!   [`Grammar`]'s only state is the write-once start its matchers copy
-//!   (the same for every request); both are shared by `Arc`, matchers
-//!   never block each other, and a matcher's masks depend on its own
-//!   tokens only.
+//!   [`Grammar`]'s only state is the start its matchers copy, which learns
+//!   from dropped matchers only exact lexer answers (transitions are a
+//!   function of a state and a byte, whoever computed them); both are
+//!   shared by `Arc`, matchers never block each other (the start is
+//!   replaced by an atomic pointer swap), and a matcher's masks depend on
+//!   its own tokens only.
 //! - No panics, no I/O, no clock: bad input is an [`Error`] or a
 //!   [`MatcherError`]; the library reads no files and times nothing.
 //!

@@ -212,6 +212,10 @@ pub struct Matcher {
     options: options::LexemeOptions,
     /// Whether a fuel refusal fails the step (see `matcher/strict.rs`).
     refusals_as_errors: bool,
+    /// The grammar's kept start this matcher was copied from (0: built
+    /// from scratch); on drop its lexer is offered to that start (see
+    /// [`Grammar`]).
+    lineage: u64,
 }
 
 impl Matcher {
@@ -222,9 +226,11 @@ impl Matcher {
     ///
     /// The first matcher of a grammar over a vocabulary builds the start
     /// (the first Earley row, the slicer's probes, the first mask) and the
-    /// grammar keeps it; every later one is a copy of it (see [`Grammar`]).
-    /// Either way the new matcher has its first mask computed, so its
-    /// answers and counters do not depend on which matcher came first.
+    /// grammar keeps it; every later one is a copy of it, whose lexer may
+    /// have learned from matchers dropped since (see [`Grammar`]). Either
+    /// way the new matcher has its first mask computed, so its answers do
+    /// not depend on which matcher came first (its lexer's work counters
+    /// do: a learned start computes fewer transitions).
     /// A limit exceeded while computing the first mask is not an error
     /// here: the matcher is stopped in it, and the first query returns it.
     ///
@@ -234,9 +240,23 @@ impl Matcher {
         grammar.start_matcher(vocab)
     }
 
-    /// Replaces the grammar handle (the same compiled grammar).
-    pub(crate) fn set_grammar(&mut self, grammar: Grammar) {
+    /// Replaces the grammar handle (the same compiled grammar) and names
+    /// the kept start this matcher was copied from.
+    pub(crate) fn set_grammar(&mut self, grammar: Grammar, lineage: u64) {
         self.grammar = grammar;
+        self.lineage = lineage;
+    }
+
+    /// The parser's lexer (for its statistics: states, transitions
+    /// computed, fuel refusals).
+    pub fn lexer(&self) -> &lexer::Lexer {
+        self.parser.lexer()
+    }
+
+    /// Replaces the parser's lexer with one descending from it (see
+    /// [`Parser::set_lexer`]).
+    pub(crate) fn set_lexer(&mut self, lexer: lexer::Lexer) {
+        self.parser.set_lexer(lexer);
     }
 
     /// A matcher at the start of `grammar`, built from scratch, its first
@@ -267,6 +287,7 @@ impl Matcher {
             forcing: None,
             options,
             refusals_as_errors: false,
+            lineage: 0,
         };
         m = m.with_slicer(vocab.slicer().cloned());
         if let Some(c) = vocab.coalescer() {
@@ -682,6 +703,16 @@ impl Matcher {
                 Ok(Some(Step::Bytes(len)))
             }
             _ => Err(MatcherError::UnknownToken { token }),
+        }
+    }
+}
+
+impl Drop for Matcher {
+    /// Offers this matcher's lexer to the grammar's kept start (see
+    /// [`Grammar`]): one atomic load when it is not taken.
+    fn drop(&mut self) {
+        if self.lineage != 0 {
+            self.grammar.offer_lexer(&self.vocab, self.lineage, &self.parser);
         }
     }
 }

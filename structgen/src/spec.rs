@@ -2,7 +2,10 @@
 //! constraint, compiled by [`Grammar::compile`] into one immutable,
 //! shareable [`Grammar`].
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arc_swap::ArcSwapOption;
 
 use lexer::{LexemeSpec, RegexAst};
 
@@ -223,17 +226,30 @@ impl CompileOptions {
 /// A compiled grammar: immutable, `Send + Sync`, shared by [`Arc`]
 /// (cloning is a reference count); matchers are created from it cheaply.
 ///
-/// A grammar's only state is write-once: the first time a matcher is
-/// created over a vocabulary, the grammar keeps that matcher's start (its
+/// A grammar's only state is its *start*, kept per grammar for the first
+/// vocabulary matchers are created over: the first matcher's start (its
 /// parser after the first Earley row, its lexer with the slicer's probes
-/// added, and its first mask computed) and later matchers over the same
-/// vocabulary start as a copy of it. The start is the same for every
-/// request (no token has been consumed), so nothing request-dependent
-/// crosses requests: a matcher's masks depend on its own tokens only,
-/// whatever other matchers of the grammar did. It is kept for the first
-/// vocabulary only; matchers over another vocabulary are built from
-/// scratch, with the same result. Keeping it never blocks: a matcher
-/// created while another thread builds the start builds its own.
+/// added, and its first mask computed), from which later matchers over the
+/// same vocabulary start as a copy. No token has been consumed there, so the
+/// start is the same for every request. Matchers over another vocabulary
+/// are built from scratch, with the same result.
+///
+/// The start also learns. When a matcher is dropped, its lexer (the
+/// derivatives, transitions and witnesses it computed) may replace the
+/// start's, if every answer it holds is exact ([`lexer::Lexer::is_exact`]:
+/// no derivative refused for want of fuel, no limit met), it learned
+/// markedly more than the start holds, and it stays within 4 times the
+/// compiled grammar's size plus 64 KiB (every new matcher copies it). A lexer transition is a
+/// function of the state's derivatives and the byte, whoever computed it,
+/// so a matcher's masks are those its own tokens give; what crosses
+/// requests is work saved, not answers. What can differ is only cost, and
+/// with it whether a step's fuel or a limit runs out first: a matcher
+/// copied from a learned start computes less, so it meets fuel refusals
+/// and limits no sooner than one from the first start (the limits count
+/// what it learns past its start). Keeping and replacing the start never
+/// blocks: the start is read and replaced by atomic pointer swaps (a
+/// replacement that loses a race is dropped), and a matcher created while
+/// another thread builds the first start builds its own.
 ///
 /// ```
 /// use structgen::{Grammar, GrammarSpec};
@@ -257,8 +273,9 @@ pub struct Grammar {
 
 struct Inner {
     compiled: Arc<Compiled>,
-    /// The start of the first vocabulary's matchers (see the type's docs).
-    first: OnceLock<First>,
+    /// The start of the first vocabulary's matchers (see the type's docs);
+    /// replaced by a learned one, never emptied.
+    first: ArcSwapOption<First>,
 }
 
 #[derive(Debug)]
@@ -275,7 +292,33 @@ struct Compiled {
 struct First {
     vocab: Vocabulary,
     start: Matcher,
+    /// Names the first start this one's lexer descends from: a matcher's
+    /// lexer may replace this start's only if it descends from the same
+    /// (its state and expression ids then mean the same).
+    lineage: u64,
+    /// The most bytes the start's lexer may grow to ([`start_budget`]).
+    budget: usize,
 }
+
+/// How much a learned start's lexer may grow: to at most this many times
+/// the compiled grammar (in [`earley::Grammar::heap_size`] bytes, mostly
+/// its lexer) plus [`START_SLACK`]. Every new matcher copies the start's lexer, so its size
+/// is a per-request cost (about 15 µs plus 0.27 µs per kilobyte on the
+/// MaskBench dev split); unbounded, the largest learned starts reached 2 MB
+/// and a millisecond per matcher.
+pub(crate) const START_GROWTH: usize = 4;
+
+/// See [`START_GROWTH`].
+pub(crate) const START_SLACK: usize = 64 << 10;
+
+/// The most bytes a learned start's lexer may hold, for a grammar of
+/// `grammar` bytes ([`earley::Grammar::heap_size`]).
+pub(crate) fn start_budget(grammar: usize) -> usize {
+    grammar.saturating_mul(START_GROWTH).saturating_add(START_SLACK)
+}
+
+/// Lineage names, unique in the process (0: none).
+static NEXT_LINEAGE: AtomicU64 = AtomicU64::new(1);
 
 impl std::fmt::Debug for Grammar {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -392,39 +435,77 @@ impl Grammar {
         max_tokens: Option<usize>,
     ) -> Grammar {
         let compiled = Arc::new(Compiled { earley, kind, warnings, max_tokens });
-        Grammar { inner: Arc::new(Inner { compiled, first: OnceLock::new() }) }
+        Grammar { inner: Arc::new(Inner { compiled, first: ArcSwapOption::empty() }) }
     }
 
     /// A handle on the same compiled grammar without the memo of starts.
     fn detached(&self) -> Grammar {
         let compiled = self.inner.compiled.clone();
-        Grammar { inner: Arc::new(Inner { compiled, first: OnceLock::new() }) }
+        Grammar { inner: Arc::new(Inner { compiled, first: ArcSwapOption::empty() }) }
     }
 
     /// A matcher over `vocab` at the start of this grammar, with its first
     /// mask computed: a copy of the kept start when `vocab` is the one it
     /// was kept for, else built (and kept, if none is).
     pub(crate) fn start_matcher(&self, vocab: &Vocabulary) -> Result<Matcher, MatcherError> {
-        if let Some(first) = self.inner.first.get()
+        if let Some(first) = &*self.inner.first.load()
             && first.vocab.ptr_eq(vocab)
         {
             let mut m = first.start.clone();
-            m.set_grammar(self.clone());
+            m.set_grammar(self.clone(), first.lineage);
             return Ok(m);
         }
         let start = Matcher::build(vocab, self.detached())?;
-        if self.inner.first.get().is_none() {
-            // Another thread may have kept its start meanwhile; both are equal.
-            let _ = self.inner.first.set(First { vocab: vocab.clone(), start: start.clone() });
+        let lineage = NEXT_LINEAGE.fetch_add(1, Ordering::Relaxed);
+        let mut m = start.clone();
+        if self.inner.first.load().is_none() {
+            let budget = start_budget(self.earley().heap_size());
+            let first = First { vocab: vocab.clone(), start, lineage, budget };
+            // Another thread may have kept its start meanwhile; both are
+            // equal, and matchers of the one that lost keep their lineage
+            // (so their lexers never replace the kept start's).
+            self.inner.first.compare_and_swap(&None::<Arc<First>>, Some(Arc::new(first)));
         }
-        let mut m = start;
-        m.set_grammar(self.clone());
+        m.set_grammar(self.clone(), lineage);
         Ok(m)
+    }
+
+    /// Offers the lexer of a matcher being dropped, `parser`'s, as the new
+    /// start's (see the type's docs): taken when it descends from the kept
+    /// start (`lineage`) over `vocab`, every answer in it is exact, it
+    /// learned at least a quarter more transitions than the start holds,
+    /// and it is within the start's byte budget ([`start_budget`]).
+    pub(crate) fn offer_lexer(&self, vocab: &Vocabulary, lineage: u64, parser: &earley::Parser) {
+        let lexer = parser.lexer();
+        let first = self.inner.first.load_full();
+        let Some(first) = first.filter(|f| f.lineage == lineage && f.vocab.ptr_eq(vocab)) else {
+            return;
+        };
+        let known = first.start.lexer().num_known_transitions();
+        if !lexer.is_exact()
+            || lexer.num_known_transitions() < known + (known / 4).max(16)
+            || lexer.heap_size() > first.budget
+        {
+            return;
+        }
+        let mut learned = lexer.clone();
+        learned.adopt_as_start();
+        let mut start = first.start.clone();
+        start.set_lexer(learned);
+        let next = First { vocab: first.vocab.clone(), start, lineage, budget: first.budget };
+        // Lost to another replacement: this one is dropped.
+        self.inner.first.compare_and_swap(&first, Some(Arc::new(next)));
     }
 
     /// Whether a matcher start is kept (over some vocabulary).
     pub fn has_kept_start(&self) -> bool {
-        self.inner.first.get().is_some()
+        self.inner.first.load().is_some()
+    }
+
+    /// How many lexer transitions the kept start holds (0 when none is
+    /// kept): it grows as matchers learn (see the type's docs).
+    pub fn start_transitions(&self) -> usize {
+        self.inner.first.load().as_ref().map_or(0, |f| f.start.lexer().num_known_transitions())
     }
 
     /// The compiled grammar the parser runs on.

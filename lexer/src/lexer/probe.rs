@@ -274,7 +274,7 @@ impl Lexer {
         for p in pairs.chunks_exact(2) {
             // The check adds expressions; keep well clear of the limit so
             // that probing never makes the lexer fail where it would not.
-            if self.exprs.len() > self.limits.max_exprs / 2 {
+            if self.exprs.len() - self.base_exprs > self.limits.max_exprs / 2 {
                 return None;
             }
             let big = ExprRef::new(p[1]);

@@ -24,6 +24,7 @@ impl Lexer {
             return StateId::DEAD;
         }
         self.num_transitions += 1;
+        self.known_transitions += 1;
         let mut pairs = Vec::new();
         let src = self.state_pairs[self.dense(state)].clone();
         for p in src.chunks_exact(2) {
@@ -72,7 +73,7 @@ impl Lexer {
             pairs.push(p[0]);
             pairs.push(d.as_u32());
         }
-        if self.exprs.len() > self.limits.max_exprs {
+        if self.exprs.len() - self.base_exprs > self.limits.max_exprs {
             self.set_error(LexerErrorKind::TooManyExprs { limit: self.limits.max_exprs });
             return StateId::DEAD;
         }

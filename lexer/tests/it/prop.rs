@@ -131,6 +131,59 @@ fn state_budget_is_an_error_not_a_hang() {
     assert!(err.to_string().contains("100"), "{err}");
 }
 
+/// A lexer adopted as a start keeps what it learned (its transitions are
+/// table hits) and counts its limits from there: a copy may learn as many
+/// new states as the first lexer could.
+#[test]
+fn an_adopted_start_keeps_its_transitions_and_counts_limits_from_there() {
+    let mut spec = LexerSpec::new();
+    spec.add(LexemeSpec::regex("[ab]*a[ab]{12}"));
+    let limits = LexerLimits::default().with_max_states(60);
+    let mut lx = Lexer::new(&spec, limits).unwrap();
+    let mut all = LexemeSet::default();
+    all.insert(LexemeId(0));
+    let start = lx.start_state(&all);
+    // A random walk to 40 of the 60 states.
+    let mut x: u32 = 7;
+    let mut text = Vec::new();
+    while lx.num_states() < 40 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        text.push(if x >> 16 & 1 == 0 { b'a' } else { b'b' });
+        lx.next_bytes(start, &text);
+    }
+    let end = lx.next_bytes(start, &text);
+    assert!(lx.is_exact());
+    let (known, states) = (lx.num_known_transitions(), lx.num_states());
+
+    let mut copy = lx.clone();
+    copy.adopt_as_start();
+    assert_eq!((copy.num_transitions(), copy.fuel_refusals()), (0, 0));
+    assert_eq!(copy.num_known_transitions(), known);
+    // What was learned answers without the derivative engine.
+    assert_eq!(copy.next_bytes(start, &text), end);
+    assert_eq!(copy.num_transitions(), 0);
+    // 50 new states fit (the first lexer had room for 60 - 40 = 20 more).
+    let mut x: u32 = 99;
+    let mut s = start;
+    let mut steps = 0;
+    while copy.num_states() < states + 50 && steps < 100_000 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        s = copy.next(s, if x >> 16 & 1 == 0 { b'a' } else { b'b' });
+        steps += 1;
+    }
+    assert!(copy.error().is_none(), "{:?}", copy.error());
+    assert_eq!(copy.num_states(), states + 50);
+    // The limit still holds past the start: at most 60 new states.
+    while copy.error().is_none() && steps < 200_000 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        s = copy.next(s, if x >> 16 & 1 == 0 { b'a' } else { b'b' });
+        steps += 1;
+    }
+    assert!(copy.error().is_some_and(|e| e.to_string().contains("60")));
+    assert!(copy.num_states() <= states + 60);
+    assert!(!copy.is_exact());
+}
+
 #[test]
 fn bad_regex_names_the_lexeme() {
     let mut spec = LexerSpec::new();

@@ -208,14 +208,20 @@ fn matchers_on_two_threads_give_the_masks_they_give_alone() {
         for t in rec["tests"].as_array().into_iter().flatten().filter(|t| t["valid"] == true) {
             let text = serde_json::to_string(&t["data"]).unwrap();
             if text.len() < 2000 {
-                jobs.push((g.clone(), tok.encode(&text)));
+                jobs.push((g.clone(), tok.encode(&text), rec["schema"].clone()));
             }
         }
     }
     assert!(jobs.len() > 20, "{} jobs", jobs.len());
-    let alone: Vec<_> = jobs.iter().map(|(g, t)| walk_masks(&vocab, g, t)).collect();
+    // Alone: each job on a grammar of its own, whose start no other
+    // matcher taught.
+    let alone: Vec<_> = jobs
+        .iter()
+        .map(|(_, t, schema)| walk_masks(&vocab, &Grammar::json_schema(schema).unwrap(), t))
+        .collect();
     // Two threads, each walking every other job; jobs of one grammar on
-    // both threads at once, interleaved with other grammars' jobs.
+    // both threads at once (their starts learning from each other's
+    // dropped matchers), interleaved with other grammars' jobs.
     let together: Vec<Vec<Vec<Vec<u64>>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..2)
             .map(|k| {
@@ -224,7 +230,7 @@ fn matchers_on_two_threads_give_the_masks_they_give_alone() {
                     jobs.iter()
                         .enumerate()
                         .filter(|(i, _)| i % 2 == k)
-                        .map(|(_, (g, t))| walk_masks(vocab, g, t))
+                        .map(|(_, (g, t, _))| walk_masks(vocab, g, t))
                         .collect()
                 })
             })
@@ -234,6 +240,13 @@ fn matchers_on_two_threads_give_the_masks_they_give_alone() {
     for (i, masks) in alone.iter().enumerate() {
         assert_eq!(&together[i % 2][i / 2], masks, "job {i}");
     }
+    // The shared grammars' starts did learn.
+    let taught = jobs.iter().filter(|(g, _, schema)| {
+        let fresh = Grammar::json_schema(schema).unwrap();
+        drop(Matcher::new(&vocab, &fresh).unwrap());
+        g.start_transitions() > fresh.start_transitions()
+    });
+    assert!(taught.count() * 2 > jobs.len());
 }
 
 #[test]

@@ -201,6 +201,46 @@ fn earley_row_limit_names_the_byte_offset() {
     assert!(msg.contains("Limits::max_items_per_row") && msg.contains("at byte"), "{msg}");
 }
 
+/// A matcher's lexer teaches the grammar's kept start only when every
+/// answer in it is exact: one that refused a derivative for want of fuel
+/// would pass the refusal on to requests that never met it.
+#[test]
+fn a_lexer_that_refused_never_teaches_the_start() {
+    // Words learn many transitions cheaply; the intersection after `;`
+    // needs searches the small step fuel cannot pay for.
+    let terms: Vec<String> = "abcdefg".chars().map(|c| format!("/.*{c}.*/")).collect();
+    let src = format!("start: W \";\" T\nW: /[a-z]{{1,40}}/\nT: {}", terms.join(" & "));
+    let lexer = LexerLimits::default().with_step_fuel(2_000);
+    let g =
+        Grammar::compile(&GrammarSpec::Lark(src), &options(Limits::default().with_lexer(lexer)))
+            .unwrap();
+    let vocab = ascii_vocab();
+    let walk = |text: &[u8]| {
+        let mut m = Matcher::new(&vocab, &g).unwrap();
+        for &b in text {
+            m.compute_mask().unwrap();
+            m.consume_token(TokenId(u32::from(b))).unwrap();
+        }
+        let _ = m.compute_mask();
+        m
+    };
+    let kept = g.start_transitions();
+    let m = walk(&[b'x'; 30]);
+    assert_eq!(m.fuel_refusals(), 0);
+    assert!(m.lexer().num_known_transitions() > kept + kept / 4 + 16);
+    drop(m);
+    let learned = g.start_transitions();
+    assert!(learned > kept, "an exact lexer that learned teaches the start");
+
+    let mut text = vec![b'y'; 40];
+    text.push(b';');
+    let m = walk(&text);
+    assert!(m.fuel_refusals() > 0, "the mask after `;` refuses");
+    assert!(m.lexer().num_known_transitions() > learned + learned / 4 + 16);
+    drop(m);
+    assert_eq!(g.start_transitions(), learned, "a lexer that refused teaches nothing");
+}
+
 #[test]
 fn fuel_refusals_are_counted_and_can_be_errors() {
     // An intersection of seven "contains" patterns: proving a derivative

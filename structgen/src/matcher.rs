@@ -259,6 +259,18 @@ impl Matcher {
         self.parser.set_lexer(lexer);
     }
 
+    /// The kept start this matcher was copied from (0: none).
+    pub(crate) fn lineage(&self) -> u64 {
+        self.lineage
+    }
+
+    /// Replaces the split masks with `other`'s (not its marks of states
+    /// seen once), after taking its lexer (their lexer states are then
+    /// numbered alike).
+    pub(crate) fn adopt_splits(&mut self, other: &Matcher) {
+        self.splits.replace_with(&other.splits);
+    }
+
     /// A matcher at the start of `grammar`, built from scratch, its first
     /// mask computed.
     pub(crate) fn build(vocab: &Vocabulary, grammar: Grammar) -> Result<Matcher, MatcherError> {
@@ -712,7 +724,7 @@ impl Drop for Matcher {
     /// [`Grammar`]): one atomic load when it is not taken.
     fn drop(&mut self) {
         if self.lineage != 0 {
-            self.grammar.offer_lexer(&self.vocab, self.lineage, &self.parser);
+            self.grammar.offer_lexer(self);
         }
     }
 }

@@ -236,7 +236,7 @@ impl CompileOptions {
 ///
 /// The start also learns. When a matcher is dropped, its lexer (the
 /// derivatives, transitions and witnesses it computed) may replace the
-/// start's, if every answer it holds is exact ([`lexer::Lexer::is_exact`]:
+/// start's, with its free-text split masks (`matcher/split.rs`), if every answer it holds is exact ([`lexer::Lexer::is_exact`]:
 /// no derivative refused for want of fuel, no limit met), it learned
 /// markedly more than the start holds, and it stays within 4 times the
 /// compiled grammar's size plus 64 KiB (every new matcher copies it). A lexer transition is a
@@ -470,15 +470,18 @@ impl Grammar {
         Ok(m)
     }
 
-    /// Offers the lexer of a matcher being dropped, `parser`'s, as the new
-    /// start's (see the type's docs): taken when it descends from the kept
-    /// start (`lineage`) over `vocab`, every answer in it is exact, it
+    /// Offers the lexer of `m`, a matcher being dropped, as the new start's
+    /// (see the type's docs), with its split masks: taken when it descends
+    /// from the kept start over the same vocabulary, every answer in it is
+    /// exact, it
     /// learned at least a quarter more transitions than the start holds,
     /// and it is within the start's byte budget ([`start_budget`]).
-    pub(crate) fn offer_lexer(&self, vocab: &Vocabulary, lineage: u64, parser: &earley::Parser) {
-        let lexer = parser.lexer();
+    pub(crate) fn offer_lexer(&self, m: &Matcher) {
+        let lexer = m.lexer();
+        let lineage = m.lineage();
         let first = self.inner.first.load_full();
-        let Some(first) = first.filter(|f| f.lineage == lineage && f.vocab.ptr_eq(vocab)) else {
+        let Some(first) = first.filter(|f| f.lineage == lineage && f.vocab.ptr_eq(m.vocabulary()))
+        else {
             return;
         };
         let known = first.start.lexer().num_known_transitions();
@@ -492,6 +495,7 @@ impl Grammar {
         learned.adopt_as_start();
         let mut start = first.start.clone();
         start.set_lexer(learned);
+        start.adopt_splits(m);
         let next = First { vocab: first.vocab.clone(), start, lineage, budget: first.budget };
         // Lost to another replacement: this one is dropped.
         self.inner.first.compare_and_swap(&first, Some(Arc::new(next)));

@@ -40,6 +40,12 @@
 //! were empty. It keeps at most [`MAX_SHARED_SPLITS`] splits (the least
 //! recently used gives way) and [`MAX_SHARED_KEYS`] names.
 //!
+//! A matcher's own splits also outlive it: when its lexer becomes its
+//! grammar's learned start (see [`Grammar`](crate::Grammar)), its splits
+//! and refusals go with it (they name that lexer's states), so the next
+//! matchers of the grammar start with them instead of localizing shared
+//! ones again.
+//!
 //! Sharing is on for grammars with a lazy lexeme (free text that ends at
 //! its first stop: structural tags, Lark `[lazy]` terminals), where it
 //! pays. Naming a state prints its derivatives, which a JSON Schema's many
@@ -227,6 +233,33 @@ impl SplitCache {
 
     pub(crate) fn max_splits(&self) -> usize {
         self.max_splits
+    }
+
+    /// Replaces this cache's entries with `other`'s splits and refusals,
+    /// up to this cache's bound, without the "seen once" marks (a
+    /// heuristic, and the bulk of the entries). The caller gives this
+    /// cache's matcher `other`'s lexer (see `Grammar::offer_lexer`): the
+    /// lexer states of `other`'s entries mean the same in it, which is not
+    /// so for entries this cache holds now (made by a lexer that may not be
+    /// an ancestor of `other`'s). A split holds what the lexer proved, so
+    /// it gives the same masks in any matcher whose lexer numbers states
+    /// alike.
+    pub(crate) fn replace_with(&mut self, other: &SplitCache) {
+        self.entries.clear();
+        self.splits = 0;
+        for (&state, e) in &other.entries {
+            match e {
+                Entry::Seen => {}
+                Entry::Refused => {
+                    self.entries.insert(state, Entry::Refused);
+                }
+                Entry::Split(s) if self.splits < self.max_splits => {
+                    self.entries.insert(state, Entry::Split(s.clone()));
+                    self.splits += 1;
+                }
+                Entry::Split(_) => {}
+            }
+        }
     }
 
     /// Computes the mask of `parser`'s position from a split when there is

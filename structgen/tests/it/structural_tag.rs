@@ -786,3 +786,70 @@ fn deepseek_markers_as_tokens() {
     }
     assert!(m.is_accepting());
 }
+
+/// A random walk of `steps` allowed tokens (mostly without `<`, so that the
+/// text stays free and comes back to its states), checking each mask
+/// against a matcher of `reference` (the same grammar, compiled apart)
+/// without splits fed the same tokens.
+fn walk_against_plain(
+    v: &Vocabulary,
+    reference: &Grammar,
+    m: &mut Matcher,
+    seed: u64,
+    steps: usize,
+) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut plain = Matcher::new(v, reference).unwrap().with_max_splits(0);
+    for step in 0..steps {
+        let want: Vec<u32> = plain.compute_mask().unwrap().iter().map(|t| t.0).collect();
+        let got: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
+        assert_eq!(got, want, "seed {seed}, step {step}");
+        let calm: Vec<u32> = want
+            .iter()
+            .copied()
+            .filter(|&t| v.trie().token_bytes(TokenId(t)).is_some_and(|b| !b.contains(&b'<')))
+            .collect();
+        let pool = if rng.random_range(0..4) != 0 && !calm.is_empty() { &calm } else { &want };
+        if pool.is_empty() {
+            return;
+        }
+        let t = TokenId(pool[rng.random_range(0..pool.len())]);
+        if plain.consume_token(t).is_err() || plain.is_stopped() {
+            return;
+        }
+        m.consume_token(t).unwrap();
+    }
+}
+
+/// A grammar's learned start takes a dropped matcher's lexer with that
+/// matcher's split masks only: two matchers copied from one start number
+/// the states they learn differently, so the splits of the first one
+/// dropped would name the wrong states under the second one's lexer.
+#[test]
+fn a_learned_start_keeps_only_its_own_lexers_splits() {
+    let v = shared_vocab();
+    let format = json!({"type": "triggered_tags", "triggers": ["<a>", "<b/"],
+        "tags": [{"begin": "<a>", "end": "</a>", "content": {"type": "any_text"}},
+                 {"begin": "<b/", "end": ">", "content": {"type": "const_string", "value": "x"}}]});
+    let reference = compile(format.clone());
+    let mut both = 0;
+    for round in 0..24u64 {
+        // A fresh grammar: `a` and `b` both copy its first start.
+        let g = compile(format.clone());
+        let (mut a, mut b) = (Matcher::new(v, &g).unwrap(), Matcher::new(v, &g).unwrap());
+        walk_against_plain(v, &reference, &mut a, 100 + round, 40);
+        walk_against_plain(v, &reference, &mut b, 200 + round, 300);
+        let first = g.start_transitions();
+        drop(a);
+        let after_a = g.start_transitions();
+        drop(b);
+        if first < after_a && after_a < g.start_transitions() {
+            both += 1;
+        }
+        for seed in [100 + round, 200 + round, 300 + round] {
+            walk_against_plain(v, &reference, &mut Matcher::new(v, &g).unwrap(), seed, 80);
+        }
+    }
+    assert!(both > 6, "{both} rounds where both matchers taught the start");
+}

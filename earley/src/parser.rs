@@ -392,6 +392,12 @@ impl Parser {
 
     /// Whether special token `token` may come next.
     pub fn special_token_allowed(&mut self, token: TokenId) -> bool {
+        // A grammar without special tokens (most): the mask walk asks for
+        // each of the vocabulary's (256 for Llama-3), and each question
+        // would scan the row.
+        if self.specials.is_empty() {
+            return false;
+        }
         match self.boundary_row() {
             Some(row) => self.special_index_allowed(row, token).is_some(),
             None => false,

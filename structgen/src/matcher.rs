@@ -3,6 +3,7 @@
 use earley::{ParseError, Parser, ParserStats, PositionKey};
 use toktrie::{TokTrie, TokenId, TokenKind, TokenSet};
 
+use crate::spec::StartId;
 use crate::{Grammar, Vocabulary};
 use std::sync::Arc;
 
@@ -212,10 +213,10 @@ pub struct Matcher {
     options: options::LexemeOptions,
     /// Whether a fuel refusal fails the step (see `matcher/strict.rs`).
     refusals_as_errors: bool,
-    /// The grammar's kept start this matcher was copied from (0: built
-    /// from scratch); on drop its lexer is offered to that start (see
-    /// [`Grammar`]).
-    lineage: u64,
+    /// The grammar's kept start this matcher was copied from (lineage 0:
+    /// built from scratch); on drop its lexer is offered to the grammar's
+    /// start (see [`Grammar`]).
+    start_id: StartId,
 }
 
 impl Matcher {
@@ -242,9 +243,9 @@ impl Matcher {
 
     /// Replaces the grammar handle (the same compiled grammar) and names
     /// the kept start this matcher was copied from.
-    pub(crate) fn set_grammar(&mut self, grammar: Grammar, lineage: u64) {
+    pub(crate) fn set_grammar(&mut self, grammar: Grammar, start_id: StartId) {
         self.grammar = grammar;
-        self.lineage = lineage;
+        self.start_id = start_id;
     }
 
     /// The parser's lexer (for its statistics: states, transitions
@@ -259,9 +260,14 @@ impl Matcher {
         self.parser.set_lexer(lexer);
     }
 
-    /// The kept start this matcher was copied from (0: none).
-    pub(crate) fn lineage(&self) -> u64 {
-        self.lineage
+    /// The kept start this matcher was copied from.
+    pub(crate) fn start_id(&self) -> StartId {
+        self.start_id
+    }
+
+    /// The number of split masks this matcher holds.
+    pub(crate) fn num_splits(&self) -> usize {
+        self.splits.num_splits()
     }
 
     /// Replaces the split masks with `other`'s (not its marks of states
@@ -299,7 +305,7 @@ impl Matcher {
             forcing: None,
             options,
             refusals_as_errors: false,
-            lineage: 0,
+            start_id: StartId::default(),
         };
         m = m.with_slicer(vocab.slicer().cloned());
         if let Some(c) = vocab.coalescer() {
@@ -723,7 +729,7 @@ impl Drop for Matcher {
     /// Offers this matcher's lexer to the grammar's kept start (see
     /// [`Grammar`]): one atomic load when it is not taken.
     fn drop(&mut self) {
-        if self.lineage != 0 {
+        if self.start_id.lineage != 0 {
             self.grammar.offer_lexer(self);
         }
     }

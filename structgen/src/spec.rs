@@ -296,6 +296,8 @@ struct First {
     /// lexer may replace this start's only if it descends from the same
     /// (its state and expression ids then mean the same).
     lineage: u64,
+    /// Names this start among its lineage's.
+    generation: u64,
     /// The most bytes the start's lexer may grow to ([`start_budget`]).
     budget: usize,
 }
@@ -317,8 +319,24 @@ pub(crate) fn start_budget(grammar: usize) -> usize {
     grammar.saturating_mul(START_GROWTH).saturating_add(START_SLACK)
 }
 
-/// Lineage names, unique in the process (0: none).
+/// Lineage and generation names, unique in the process (0: none).
 static NEXT_LINEAGE: AtomicU64 = AtomicU64::new(1);
+
+/// Which kept start a matcher was copied from (lineage 0: none, the
+/// matcher was built from scratch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct StartId {
+    /// The first start the kept one descends from.
+    pub(crate) lineage: u64,
+    /// The kept start itself.
+    pub(crate) generation: u64,
+}
+
+impl First {
+    fn id(&self) -> StartId {
+        StartId { lineage: self.lineage, generation: self.generation }
+    }
+}
 
 impl std::fmt::Debug for Grammar {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -452,43 +470,47 @@ impl Grammar {
             && first.vocab.ptr_eq(vocab)
         {
             let mut m = first.start.clone();
-            m.set_grammar(self.clone(), first.lineage);
+            m.set_grammar(self.clone(), first.id());
             return Ok(m);
         }
         let start = Matcher::build(vocab, self.detached())?;
         let lineage = NEXT_LINEAGE.fetch_add(1, Ordering::Relaxed);
+        let id = StartId { lineage, generation: lineage };
         let mut m = start.clone();
         if self.inner.first.load().is_none() {
             let budget = start_budget(self.earley().heap_size());
-            let first = First { vocab: vocab.clone(), start, lineage, budget };
+            let first = First { vocab: vocab.clone(), start, lineage, generation: lineage, budget };
             // Another thread may have kept its start meanwhile; both are
             // equal, and matchers of the one that lost keep their lineage
             // (so their lexers never replace the kept start's).
             self.inner.first.compare_and_swap(&None::<Arc<First>>, Some(Arc::new(first)));
         }
-        m.set_grammar(self.clone(), lineage);
+        m.set_grammar(self.clone(), id);
         Ok(m)
     }
 
     /// Offers the lexer of `m`, a matcher being dropped, as the new start's
     /// (see the type's docs), with its split masks: taken when it descends
     /// from the kept start over the same vocabulary, every answer in it is
-    /// exact, it
-    /// learned at least a quarter more transitions than the start holds,
+    /// exact, it learned at least a quarter more transitions than the start
+    /// holds (or, copied from this very start, it holds more split masks),
     /// and it is within the start's byte budget ([`start_budget`]).
     pub(crate) fn offer_lexer(&self, m: &Matcher) {
         let lexer = m.lexer();
-        let lineage = m.lineage();
+        let id = m.start_id();
         let first = self.inner.first.load_full();
-        let Some(first) = first.filter(|f| f.lineage == lineage && f.vocab.ptr_eq(m.vocabulary()))
+        let Some(first) =
+            first.filter(|f| f.lineage == id.lineage && f.vocab.ptr_eq(m.vocabulary()))
         else {
             return;
         };
         let known = first.start.lexer().num_known_transitions();
-        if !lexer.is_exact()
-            || lexer.num_known_transitions() < known + (known / 4).max(16)
-            || lexer.heap_size() > first.budget
-        {
+        let grew = lexer.num_known_transitions() >= known + (known / 4).max(16);
+        // Copied from this very start, so its lexer holds all the start's
+        // does: more split masks are worth a new start too.
+        let more_splits =
+            id.generation == first.generation && m.num_splits() > first.start.num_splits();
+        if !lexer.is_exact() || !(grew || more_splits) || lexer.heap_size() > first.budget {
             return;
         }
         let mut learned = lexer.clone();
@@ -496,7 +518,14 @@ impl Grammar {
         let mut start = first.start.clone();
         start.set_lexer(learned);
         start.adopt_splits(m);
-        let next = First { vocab: first.vocab.clone(), start, lineage, budget: first.budget };
+        let generation = NEXT_LINEAGE.fetch_add(1, Ordering::Relaxed);
+        let next = First {
+            vocab: first.vocab.clone(),
+            start,
+            lineage: id.lineage,
+            generation,
+            budget: first.budget,
+        };
         // Lost to another replacement: this one is dropped.
         self.inner.first.compare_and_swap(&first, Some(Arc::new(next)));
     }

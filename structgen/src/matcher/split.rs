@@ -215,6 +215,9 @@ pub struct SplitStats {
     /// Splits this matcher took from other matchers of its vocabulary
     /// (of its grammar or of another with the same free text).
     pub shared: u64,
+    /// Splits this matcher started with: its grammar's learned start took
+    /// them from a matcher dropped before (see [`Grammar`](crate::Grammar)).
+    pub inherited: u64,
 }
 
 impl SplitCache {
@@ -233,6 +236,10 @@ impl SplitCache {
 
     pub(crate) fn max_splits(&self) -> usize {
         self.max_splits
+    }
+
+    pub(crate) fn num_splits(&self) -> usize {
+        self.splits
     }
 
     /// Replaces this cache's entries with `other`'s splits and refusals,
@@ -260,6 +267,7 @@ impl SplitCache {
                 Entry::Split(_) => {}
             }
         }
+        self.stats.inherited = self.splits as u64;
     }
 
     /// Computes the mask of `parser`'s position from a split when there is

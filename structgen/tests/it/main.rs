@@ -8,4 +8,5 @@ mod front_door;
 mod hostile;
 mod lexeme_options;
 mod slicer;
+mod splits;
 mod structural_tag;

@@ -1,9 +1,11 @@
 //! The lexer: states are sets of live (lexeme, derivative) pairs, cached in a
 //! flat (state × byte class) transition table.
 
+use std::hash::{Hash, Hasher};
+
 use derivre::raw::{DerivCache, ExprSet, NextByteCache, RelevanceCache};
 use derivre::{ExprRef, NextByte, RegexAst, RegexBuilder};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 
 use crate::byteclass::ByteClasses;
 use crate::error::{LexerError, LexerErrorKind};
@@ -109,11 +111,23 @@ pub struct Lexer {
     relevance: RelevanceCache,
     lexemes: Vec<LexemeInfo>,
     classes: ByteClasses,
-    /// Flattened (lexeme id, expr id) pairs of every state, sorted by lexeme.
-    /// Invariant: `state_pairs[i]` is the content of the state of dense
-    /// index `i`; entry 0 is empty (the dead state).
-    state_pairs: Vec<Box<[u32]>>,
-    state_ids: FxHashMap<Box<[u32]>, StateId>,
+    /// Flattened (lexeme id, expr id) pairs of every state, sorted by
+    /// lexeme, back to back. Invariant: the content of the state of dense
+    /// index `i` is `state_data[state_starts[i]..state_starts[i + 1]]`
+    /// ([`Lexer::pairs_of`]); state 0 is empty (the dead state). One
+    /// buffer, not a box per state: a new matcher copies its grammar's
+    /// lexer, and a copy of hundreds of boxes cost more than the rest.
+    state_data: Vec<u32>,
+    /// `state_starts.len()` is the number of states plus one.
+    state_starts: Vec<u32>,
+    /// Per dense state, its id.
+    state_of: Vec<StateId>,
+    /// Per hash of a state's content, the dense index of the last state
+    /// interned with that hash; `same_hash` chains to the earlier ones
+    /// (`u32::MAX` ends a chain). Plain integers, so a copy is a copy of
+    /// memory.
+    state_by_hash: FxHashMap<u64, u32>,
+    same_hash: Vec<u32>,
     /// A row per state, `classes.len() + 1` wide. Invariant:
     /// `table[s.row() + c]` is the successor of state `s` on byte class `c`,
     /// or `MISSING` when not computed yet; `table[s.row() + classes.len()]`
@@ -167,7 +181,7 @@ impl std::fmt::Debug for Lexer {
         f.debug_struct("Lexer")
             .field("lexemes", &self.lexemes.len())
             .field("byte_classes", &self.classes.len())
-            .field("states", &self.state_pairs.len())
+            .field("states", &self.num_states())
             .field("transitions", &self.num_transitions)
             .field("fuel_refusals", &self.fuel_refusals)
             .field("exprs", &self.exprs.len())
@@ -258,8 +272,11 @@ impl Lexer {
             relevance,
             lexemes,
             classes,
-            state_pairs: Vec::new(),
-            state_ids: FxHashMap::default(),
+            state_data: Vec::new(),
+            state_starts: vec![0],
+            state_of: Vec::new(),
+            state_by_hash: FxHashMap::default(),
+            same_hash: Vec::new(),
             table: Vec::new(),
             accept_sets: Vec::new(),
             accept_ids: FxHashMap::default(),
@@ -280,7 +297,7 @@ impl Lexer {
             base_exprs: 0,
             known_transitions: 0,
         };
-        let dead = lexer.intern_state(Vec::new().into_boxed_slice())?;
+        let dead = lexer.intern_state(&[])?;
         debug_assert_eq!(dead, StateId::DEAD);
         Ok(lexer)
     }
@@ -376,13 +393,14 @@ impl Lexer {
     /// `state` restricted to the lexemes in `keep` (the others dropped);
     /// [`StateId::DEAD`] when none is left or a limit is exceeded.
     pub fn limit_state(&mut self, state: StateId, keep: &LexemeSet) -> StateId {
-        let pairs: Vec<u32> = self.state_pairs[self.dense(state)]
+        let pairs: Vec<u32> = self
+            .pairs_of(self.dense(state))
             .chunks_exact(2)
             .filter(|p| keep.contains(LexemeId(p[0])))
             .flatten()
             .copied()
             .collect();
-        self.intern_or_dead(pairs.into_boxed_slice())
+        self.intern_or_dead(&pairs)
     }
 
     /// The number of byte classes (bytes no lexeme distinguishes share one).
@@ -412,7 +430,20 @@ impl Lexer {
 
     /// The number of states created so far (the dead state included).
     pub fn num_states(&self) -> usize {
-        self.state_pairs.len()
+        self.state_starts.len() - 1
+    }
+
+    /// The (lexeme id, expression id) pairs of the state of dense index
+    /// `dense`, back to back.
+    fn pairs_of(&self, dense: usize) -> &[u32] {
+        &self.state_data[self.state_starts[dense] as usize..self.state_starts[dense + 1] as usize]
+    }
+
+    /// The hash of a state's content (see `state_by_hash`).
+    fn content_hash(pairs: &[u32]) -> u64 {
+        let mut h = FxHasher::default();
+        pairs.hash(&mut h);
+        h.finish()
     }
 
     /// An estimate of the heap memory the lexer holds, in bytes: the
@@ -420,7 +451,7 @@ impl Lexer {
     /// caches are counted at a fixed cost per expression). For cache
     /// accounting, not an exact figure.
     pub fn heap_size(&self) -> usize {
-        let states: usize = self.state_pairs.iter().map(|p| 2 * 4 * p.len() + 48).sum();
+        let states = 4 * self.state_data.len() + 28 * self.num_states();
         self.exprs.num_bytes()
             + 16 * self.exprs.len()
             + 4 * self.table.len()
@@ -472,7 +503,7 @@ impl Lexer {
         self.fuel_refusals = 0;
         self.witness_proofs = 0;
         self.step_fuel_left = u64::MAX;
-        self.base_states = self.state_pairs.len();
+        self.base_states = self.num_states();
         self.base_exprs = self.exprs.len();
     }
 
@@ -522,7 +553,7 @@ impl Lexer {
                 pairs.push(info.expr.as_u32());
             }
         }
-        let s = self.intern_or_dead(pairs.into_boxed_slice());
+        let s = self.intern_or_dead(&pairs);
         if self.error.is_none() {
             self.start_cache.insert(allowed.key().to_vec(), s);
         }
@@ -610,7 +641,7 @@ impl Lexer {
     /// final, the next byte must start the next lexeme, so a parser may end
     /// it now. `false` for the dead state.
     pub fn is_final(&self, state: StateId) -> bool {
-        let pairs = &self.state_pairs[self.dense(state)];
+        let pairs = self.pairs_of(self.dense(state));
         !pairs.is_empty()
             && pairs.chunks_exact(2).all(|p| ExprRef::new(p[1]) == ExprRef::EMPTY_STRING)
     }
@@ -636,7 +667,7 @@ impl Lexer {
         if state.is_dead() {
             return None;
         }
-        let pairs = &self.state_pairs[self.dense(state)];
+        let pairs = self.pairs_of(self.dense(state));
         let mut nodes = 0usize;
         let mut todo: Vec<ExprRef> = pairs.chunks_exact(2).map(|p| ExprRef::new(p[1])).collect();
         while let Some(e) = todo.pop() {
@@ -660,7 +691,7 @@ impl Lexer {
 
     /// The lexemes still alive in `state`, in increasing id order.
     pub fn live_lexemes(&self, state: StateId) -> impl Iterator<Item = LexemeId> + '_ {
-        self.state_pairs[self.dense(state)].chunks_exact(2).map(|p| LexemeId(p[0]))
+        self.pairs_of(self.dense(state)).chunks_exact(2).map(|p| LexemeId(p[0]))
     }
 
     /// The one byte every live lexeme of `state` must continue with, when
@@ -674,7 +705,7 @@ impl Lexer {
         }
         let mut cache = NextByteCache::new();
         let mut forced = None;
-        for pair in self.state_pairs[self.dense(state)].chunks_exact(2) {
+        for pair in self.pairs_of(self.dense(state)).chunks_exact(2) {
             match cache.next_byte(&self.exprs, ExprRef::new(pair[1])) {
                 NextByte::ForcedByte(b) if forced.is_none_or(|f| f == b) => forced = Some(b),
                 _ => return None,
@@ -693,7 +724,7 @@ impl Lexer {
         !s.is_dead() && self.accepting(s).is_some_and(|a| self.accept_set(a).contains(&id))
     }
 
-    fn intern_or_dead(&mut self, pairs: Box<[u32]>) -> StateId {
+    fn intern_or_dead(&mut self, pairs: &[u32]) -> StateId {
         match self.intern_state(pairs) {
             Ok(s) => s,
             Err(e) => {
@@ -720,11 +751,16 @@ impl Lexer {
         }
     }
 
-    fn intern_state(&mut self, pairs: Box<[u32]>) -> Result<StateId, LexerError> {
-        if let Some(&s) = self.state_ids.get(&pairs) {
-            return Ok(s);
+    fn intern_state(&mut self, pairs: &[u32]) -> Result<StateId, LexerError> {
+        let hash = Lexer::content_hash(pairs);
+        let mut at = self.state_by_hash.get(&hash).copied().unwrap_or(u32::MAX);
+        while at != u32::MAX {
+            if self.pairs_of(at as usize) == pairs {
+                return Ok(self.state_of[at as usize]);
+            }
+            at = self.same_hash[at as usize];
         }
-        if self.state_pairs.len() - self.base_states >= self.limits.max_states {
+        if self.num_states() - self.base_states >= self.limits.max_states {
             return Err(LexerError::new(LexerErrorKind::TooManyStates {
                 limit: self.limits.max_states,
             }));
@@ -763,18 +799,22 @@ impl Lexer {
                 }
             })
         };
-        let dense = self.state_pairs.len();
+        let dense = self.num_states();
         let width = self.classes.len() + 1;
         let row = dense * width;
-        if (row + width) as u64 >= (1u64 << 31) {
+        if (row + width) as u64 >= (1u64 << 31)
+            || self.state_data.len() + pairs.len() > u32::MAX as usize
+        {
             return Err(LexerError::new(LexerErrorKind::TooManyStates { limit: dense }));
         }
         // The first state interned (no pairs) is the dead state, row 0.
         let s =
             if dense == 0 { StateId::DEAD } else { StateId(((row as u32) << 1) | lazy_end as u32) };
-        self.state_pairs.push(pairs.clone());
+        self.state_data.extend_from_slice(pairs);
+        self.state_starts.push(self.state_data.len() as u32);
+        self.state_of.push(s);
+        self.same_hash.push(self.state_by_hash.insert(hash, dense as u32).unwrap_or(u32::MAX));
         self.hidden.push(hidden as u32);
-        self.state_ids.insert(pairs, s);
         // The dead state's row points to itself, so a walk never reads MISSING there.
         let fill = if s == StateId::DEAD { StateId::DEAD.0 } else { MISSING };
         self.table.extend(std::iter::repeat_n(fill, self.classes.len()));

@@ -214,7 +214,7 @@ impl Lexer {
     /// printed by derivre (for diagnostics; at most `max_len` characters
     /// each).
     pub fn describe_state(&self, state: StateId, max_len: usize) -> Vec<(String, String)> {
-        self.state_pairs[self.state_index(state)]
+        self.pairs_of(self.state_index(state))
             .chunks_exact(2)
             .map(|p| {
                 let name = self.lexemes[p[0] as usize].name.clone();
@@ -265,7 +265,7 @@ impl Lexer {
         if state.is_dead() || small == ExprRef::NO_MATCH || self.error.is_some() {
             return Some(false);
         }
-        let pairs = self.state_pairs[self.state_index(state)].clone();
+        let pairs = self.pairs_of(self.state_index(state)).to_vec();
         // A live lazy lexeme could end at a prefix of a word: not proven.
         if pairs.chunks_exact(2).any(|p| self.lexemes[p[0] as usize].lazy) {
             return Some(false);

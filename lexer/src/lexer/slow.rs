@@ -26,7 +26,7 @@ impl Lexer {
         self.num_transitions += 1;
         self.known_transitions += 1;
         let mut pairs = Vec::new();
-        let src = self.state_pairs[self.dense(state)].clone();
+        let src = self.pairs_of(self.dense(state)).to_vec();
         for p in src.chunks_exact(2) {
             let e = ExprRef::new(p[1]);
             // derivre can panic on some regexes (a simplifier assertion);
@@ -77,7 +77,7 @@ impl Lexer {
             self.set_error(LexerErrorKind::TooManyExprs { limit: self.limits.max_exprs });
             return StateId::DEAD;
         }
-        let s = self.intern_or_dead(pairs.into_boxed_slice());
+        let s = self.intern_or_dead(&pairs);
         if self.error.is_none() {
             self.table[idx] = s.0;
         }

@@ -288,14 +288,15 @@ impl Parser {
         &self.lexer
     }
 
-    /// Replaces the lexer with `lexer`, which must descend from this one:
-    /// a copy of it (or of a lexer it was copied from) that learned more,
-    /// so that every state, lexeme and expression id this parser holds
-    /// means the same in it (lexers only ever add states and
-    /// expressions). The `structgen` front door uses this to give a
-    /// grammar's start the transitions later matchers learned.
+    /// Replaces the lexer with `lexer`, which must descend from the lexer
+    /// this parser's state was computed with: a copy of it that learned
+    /// more (lexers only ever add states and expressions), so that every
+    /// state, lexeme and expression id this parser holds means the same in
+    /// it. It need not descend from the lexer it replaces: the `structgen`
+    /// front door gives a grammar's start (a parser computed with the
+    /// first lexer) the lexer of any matcher copied from it, whatever
+    /// lexer the start held meanwhile.
     pub fn set_lexer(&mut self, lexer: Lexer) {
-        debug_assert!(lexer.num_states() >= self.lexer.num_states());
         self.lexer = lexer;
     }
 

@@ -459,12 +459,6 @@ impl Lexer {
         self.known_transitions
     }
 
-    /// The number of derivre expressions held (the lexemes' and every
-    /// derivative's).
-    pub fn num_exprs(&self) -> usize {
-        self.exprs.len()
-    }
-
     /// Whether every answer this lexer holds is exact: no derivative was
     /// refused for want of fuel and no resource error was met. Only such a
     /// lexer may be [adopted as a start](Lexer::adopt_as_start) for others.

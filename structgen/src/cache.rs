@@ -16,9 +16,10 @@ use crate::{CompileOptions, Error, Grammar, GrammarSpec};
 /// threads that miss on the same spec at once both compile it (the second
 /// result replaces the first; both are equal). The cache changes no answer:
 /// a cached grammar is the grammar the spec compiles to, and its only state
-/// is its matcher start (see [`Grammar`]), which holds exact answers only. An entry's size counts the compiled grammar and the most its
-/// matcher start may grow to (a copy of the grammar's lexer that learns,
-/// up to 4 times the grammar's size plus 64 KiB).
+/// is its matcher start (see [`Grammar`]), which holds exact answers only.
+/// An entry's size counts the compiled grammar and the most its matcher
+/// start may grow to (a copy of the grammar's lexer that learns, up to 4
+/// times the grammar's size plus 64 KiB).
 ///
 /// ```
 /// use structgen::{GrammarCache, GrammarSpec};

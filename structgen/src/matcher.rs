@@ -254,12 +254,6 @@ impl Matcher {
         self.parser.lexer()
     }
 
-    /// Replaces the parser's lexer with one descending from it (see
-    /// [`Parser::set_lexer`]).
-    pub(crate) fn set_lexer(&mut self, lexer: lexer::Lexer) {
-        self.parser.set_lexer(lexer);
-    }
-
     /// The kept start this matcher was copied from.
     pub(crate) fn start_id(&self) -> StartId {
         self.start_id
@@ -270,10 +264,15 @@ impl Matcher {
         self.splits.num_splits()
     }
 
-    /// Replaces the split masks with `other`'s (not its marks of states
-    /// seen once), after taking its lexer (their lexer states are then
-    /// numbered alike).
-    pub(crate) fn adopt_splits(&mut self, other: &Matcher) {
+    /// Takes what `other` learned: a copy of its lexer, adopted as a start
+    /// ([`lexer::Lexer::adopt_as_start`]; it must descend from the lexer
+    /// this matcher's parser was computed with, see [`Parser::set_lexer`]),
+    /// and its split masks, which name that lexer's states (not its marks
+    /// of states seen once).
+    pub(crate) fn learn_from(&mut self, other: &Matcher) {
+        let mut lexer = other.lexer().clone();
+        lexer.adopt_as_start();
+        self.parser.set_lexer(lexer);
         self.splits.replace_with(&other.splits);
     }
 

@@ -236,10 +236,11 @@ impl CompileOptions {
 ///
 /// The start also learns. When a matcher is dropped, its lexer (the
 /// derivatives, transitions and witnesses it computed) may replace the
-/// start's, with its free-text split masks (`matcher/split.rs`), if every answer it holds is exact ([`lexer::Lexer::is_exact`]:
-/// no derivative refused for want of fuel, no limit met), it learned
-/// markedly more than the start holds, and it stays within 4 times the
-/// compiled grammar's size plus 64 KiB (every new matcher copies it). A lexer transition is a
+/// start's, with its free-text split masks (`matcher/split.rs`), if every
+/// answer it holds is exact ([`lexer::Lexer::is_exact`]: no derivative
+/// refused for want of fuel, no limit met), it learned markedly more than
+/// the start holds, and it stays within 4 times the compiled grammar's
+/// size plus 64 KiB (every new matcher copies it). A lexer transition is a
 /// function of the state's derivatives and the byte, whoever computed it,
 /// so a matcher's masks are those its own tokens give; what crosses
 /// requests is work saved, not answers. What can differ is only cost, and
@@ -292,22 +293,18 @@ struct Compiled {
 struct First {
     vocab: Vocabulary,
     start: Matcher,
-    /// Names the first start this one's lexer descends from: a matcher's
-    /// lexer may replace this start's only if it descends from the same
-    /// (its state and expression ids then mean the same).
-    lineage: u64,
-    /// Names this start among its lineage's.
-    generation: u64,
+    /// Which start this is, and the first start its lexer descends from.
+    id: StartId,
     /// The most bytes the start's lexer may grow to ([`start_budget`]).
     budget: usize,
 }
 
 /// How much a learned start's lexer may grow: to at most this many times
 /// the compiled grammar (in [`earley::Grammar::heap_size`] bytes, mostly
-/// its lexer) plus [`START_SLACK`]. Every new matcher copies the start's lexer, so its size
-/// is a per-request cost (about 15 µs plus 0.27 µs per kilobyte on the
-/// MaskBench dev split); unbounded, the largest learned starts reached 2 MB
-/// and a millisecond per matcher.
+/// its lexer) plus [`START_SLACK`]. Every new matcher copies the start's
+/// lexer, so its size is a per-request cost (about 15 µs plus 0.27 µs per
+/// kilobyte on the MaskBench dev split); unbounded, the largest learned
+/// starts reached 2 MB and a millisecond per matcher.
 pub(crate) const START_GROWTH: usize = 4;
 
 /// See [`START_GROWTH`].
@@ -326,16 +323,12 @@ static NEXT_LINEAGE: AtomicU64 = AtomicU64::new(1);
 /// matcher was built from scratch).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct StartId {
-    /// The first start the kept one descends from.
+    /// The first start the kept one descends from: a matcher's lexer may
+    /// replace a start's only if both descend from the same (its state and
+    /// expression ids then mean the same).
     pub(crate) lineage: u64,
     /// The kept start itself.
     pub(crate) generation: u64,
-}
-
-impl First {
-    fn id(&self) -> StartId {
-        StartId { lineage: self.lineage, generation: self.generation }
-    }
 }
 
 impl std::fmt::Debug for Grammar {
@@ -470,21 +463,24 @@ impl Grammar {
             && first.vocab.ptr_eq(vocab)
         {
             let mut m = first.start.clone();
-            m.set_grammar(self.clone(), first.id());
+            m.set_grammar(self.clone(), first.id);
             return Ok(m);
         }
         let start = Matcher::build(vocab, self.detached())?;
         let lineage = NEXT_LINEAGE.fetch_add(1, Ordering::Relaxed);
         let id = StartId { lineage, generation: lineage };
-        let mut m = start.clone();
-        if self.inner.first.load().is_none() {
+        let mut m = if self.inner.first.load().is_none() {
+            let m = start.clone();
             let budget = start_budget(self.earley().heap_size());
-            let first = First { vocab: vocab.clone(), start, lineage, generation: lineage, budget };
+            let first = First { vocab: vocab.clone(), start, id, budget };
             // Another thread may have kept its start meanwhile; both are
             // equal, and matchers of the one that lost keep their lineage
             // (so their lexers never replace the kept start's).
             self.inner.first.compare_and_swap(&None::<Arc<First>>, Some(Arc::new(first)));
-        }
+            m
+        } else {
+            start
+        };
         m.set_grammar(self.clone(), id);
         Ok(m)
     }
@@ -500,30 +496,26 @@ impl Grammar {
         let id = m.start_id();
         let first = self.inner.first.load_full();
         let Some(first) =
-            first.filter(|f| f.lineage == id.lineage && f.vocab.ptr_eq(m.vocabulary()))
+            first.filter(|f| f.id.lineage == id.lineage && f.vocab.ptr_eq(m.vocabulary()))
         else {
             return;
         };
         let known = first.start.lexer().num_known_transitions();
         let grew = lexer.num_known_transitions() >= known + (known / 4).max(16);
-        // Copied from this very start, so its lexer holds all the start's
-        // does: more split masks are worth a new start too.
+        // Copied from this very start, its lexer holds all the start's
+        // does: more split masks alone are worth a new start.
         let more_splits =
-            id.generation == first.generation && m.num_splits() > first.start.num_splits();
+            id.generation == first.id.generation && m.num_splits() > first.start.num_splits();
         if !lexer.is_exact() || !(grew || more_splits) || lexer.heap_size() > first.budget {
             return;
         }
-        let mut learned = lexer.clone();
-        learned.adopt_as_start();
         let mut start = first.start.clone();
-        start.set_lexer(learned);
-        start.adopt_splits(m);
+        start.learn_from(m);
         let generation = NEXT_LINEAGE.fetch_add(1, Ordering::Relaxed);
         let next = First {
             vocab: first.vocab.clone(),
             start,
-            lineage: id.lineage,
-            generation,
+            id: StartId { lineage: id.lineage, generation },
             budget: first.budget,
         };
         // Lost to another replacement: this one is dropped.

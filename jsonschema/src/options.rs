@@ -90,6 +90,13 @@ pub struct Limits {
     pub max_subschemas: usize,
     /// Maximum number of values one `enum` lists.
     pub max_enum_values: usize,
+    /// Maximum number of negated member constraints on one object (the
+    /// `not` of `properties`, `additionalProperties` or a `required`-like
+    /// keyword: some member must break it). The grammar tracks which of
+    /// them a member has met so far, so an object's states and each
+    /// member's value options grow as `2^n`, and every option is an
+    /// intersection built at compile time.
+    pub max_negated_members: usize,
     /// Maximum number of referenced documents (from
     /// [`Options::documents`]) one compilation loads.
     pub max_documents: usize,
@@ -114,6 +121,7 @@ impl Default for Limits {
             max_string_regexes: 12,
             max_subschemas: 1_000,
             max_enum_values: 10_000,
+            max_negated_members: 8,
             max_documents: 256,
             max_schema_bytes: 16 << 20,
             max_json_depth: 512,

@@ -8,9 +8,10 @@
 //! | `front_end` | [`grammar::Limits`] (Lark, GBNF, regex sources) | `max_source_bytes`, `max_nesting`, `max_repeat` |
 //! | `parser` | [`earley::Limits`] (the compiled grammar, every matcher) | `max_rules`, `max_items_per_row`, `max_items_per_step` |
 //! | `lexer` | [`lexer::LexerLimits`] | `max_states`, `max_exprs`, `step_fuel`, `relevance_fuel` |
-//! | `schema` | [`jsonschema::Limits`] | `max_nodes`, `max_copied_nodes`, `max_depth`, `regex_fuel`, `max_schema_bytes` |
+//! | `schema` | [`jsonschema::Limits`] | `max_nodes`, `max_copied_nodes`, `max_depth`, `regex_fuel`, `max_schema_bytes`, `max_negated_members` |
 //!
-//! `structgen limits` prints every key with its default. A limits file is a
+//! `structgen limits` prints every key with its default; a test checks that
+//! every scalar field of the four structs has its key. A limits file is a
 //! JSON object, flat (`{"lexer.max_states": 250000}`) or by section
 //! (`{"lexer": {"max_states": 250000}}`); flags apply after the file. An
 //! unknown key, a value that is not a non-negative integer, or one out of
@@ -129,6 +130,7 @@ impl Targets<'_> {
             ("lexer", "max_exprs") => p.lexer.max_exprs = size(key, n)?,
             ("lexer", "relevance_fuel") => p.lexer.relevance_fuel = n,
             ("lexer", "step_fuel") => p.lexer.step_fuel = n,
+            ("lexer", "max_repeat_width") => p.lexer.max_repeat_width = n,
             ("schema", field) => {
                 for o in &mut self.schemas {
                     let l = &mut o.limits;
@@ -143,6 +145,11 @@ impl Targets<'_> {
                         "max_number_digits" => l.max_number_digits = size(key, n)?,
                         "max_schema_bytes" => l.max_schema_bytes = size(key, n)?,
                         "max_json_depth" => l.max_json_depth = size(key, n)?,
+                        "max_string_regexes" => l.max_string_regexes = size(key, n)?,
+                        "max_subschemas" => l.max_subschemas = size(key, n)?,
+                        "max_enum_values" => l.max_enum_values = size(key, n)?,
+                        "max_negated_members" => l.max_negated_members = size(key, n)?,
+                        "max_documents" => l.max_documents = size(key, n)?,
                         _ => return Err(unknown(key)),
                     }
                 }
@@ -184,6 +191,7 @@ pub const KEYS: &[&str] = &[
     "lexer.max_exprs",
     "lexer.relevance_fuel",
     "lexer.step_fuel",
+    "lexer.max_repeat_width",
     "schema.max_nodes",
     "schema.max_copied_nodes",
     "schema.max_depth",
@@ -194,6 +202,11 @@ pub const KEYS: &[&str] = &[
     "schema.max_number_digits",
     "schema.max_schema_bytes",
     "schema.max_json_depth",
+    "schema.max_string_regexes",
+    "schema.max_subschemas",
+    "schema.max_enum_values",
+    "schema.max_negated_members",
+    "schema.max_documents",
 ];
 
 /// Every limit with its value in `grammar` and `schema` (the defaults when
@@ -216,6 +229,7 @@ pub fn table(grammar: &grammar::Config, schema: &jsonschema::Options) -> Vec<(&'
         u(p.lexer.max_exprs),
         p.lexer.relevance_fuel,
         p.lexer.step_fuel,
+        p.lexer.max_repeat_width,
         u(s.max_nodes),
         u(s.max_copied_nodes),
         u(s.max_depth),
@@ -226,6 +240,11 @@ pub fn table(grammar: &grammar::Config, schema: &jsonschema::Options) -> Vec<(&'
         u(s.max_number_digits),
         u(s.max_schema_bytes),
         u(s.max_json_depth),
+        u(s.max_string_regexes),
+        u(s.max_subschemas),
+        u(s.max_enum_values),
+        u(s.max_negated_members),
+        u(s.max_documents),
     ];
     KEYS.iter().copied().zip(values).collect()
 }
@@ -245,6 +264,53 @@ mod tests {
         let table = table(&g, &s);
         for (i, (key, value)) in table.iter().enumerate() {
             assert_eq!((*key, *value), (KEYS[i], 1000 + i as u64));
+        }
+    }
+
+    /// The scalar field names of a limits struct, from its `Debug` output
+    /// (`Limits { max_nodes: 1, lexer: LexerLimits { … }, … }`): a field
+    /// whose value is a struct is left out.
+    fn fields(debug: &str) -> Vec<String> {
+        let inner = &debug[debug.find('{').unwrap() + 1..debug.rfind('}').unwrap()];
+        let (mut depth, mut field, mut nested) = (0, String::new(), false);
+        let mut out = Vec::new();
+        for c in inner.chars().chain([',']) {
+            match c {
+                '{' => (depth, nested) = (depth + 1, true),
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    if let Some((name, _)) = field.split_once(':')
+                        && !nested
+                    {
+                        out.push(name.trim().to_string());
+                    }
+                    (field, nested) = (String::new(), false);
+                }
+                _ if depth == 0 => field.push(c),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// A new field in any limits struct must be settable from the command
+    /// line (issue: every resource bounded by a limit a user can set).
+    #[test]
+    fn every_library_limit_has_a_key() {
+        let g = grammar::Config::default();
+        let structs = [
+            ("front_end", format!("{:?}", g.limits)),
+            ("parser", format!("{:?}", g.parser_limits)),
+            ("lexer", format!("{:?}", g.parser_limits.lexer)),
+            ("schema", format!("{:?}", jsonschema::Limits::default())),
+        ];
+        for (section, debug) in structs {
+            let names = fields(&debug);
+            assert!(names.len() >= 4, "{section}: {names:?} from {debug}");
+            for name in names {
+                let key = format!("{section}.{name}");
+                assert!(KEYS.contains(&key.as_str()), "{key} has no command-line key");
+            }
         }
     }
 

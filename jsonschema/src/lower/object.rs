@@ -52,12 +52,16 @@ impl Lowerer<'_, '_> {
 
     pub(super) fn object(&mut self, o: &ObjectSchema, depth: usize) -> Result<Option<Symbol>> {
         let nw = o.witnesses.len();
-        if nw > 3 {
+        let max = self.c.options.limits.max_negated_members.min(MAX_NEGATED_MEMBERS);
+        if nw > max {
             return Err(self.c.err(
                 ErrorKind::LimitExceeded,
                 "",
                 "",
-                "more than 3 negated member constraints on one object",
+                format!(
+                    "{nw} negated member constraints on one object, more than \
+                     Limits::max_negated_members ({max})"
+                ),
             ));
         }
         let full = (1u32 << nw) - 1;
@@ -238,6 +242,11 @@ impl Lowerer<'_, '_> {
         Ok(Some(Symbol::Nonterminal(nt)))
     }
 }
+
+/// The most negated member constraints any setting allows: the witness
+/// bits of a member are a `u32`, and `2^n` options per member stop being
+/// a grammar long before.
+const MAX_NEGATED_MEMBERS: usize = 16;
 
 /// The most listed names of an object with negated member constraints
 /// taken in any order (its rules grow as `2^n`); objects without such

@@ -120,3 +120,63 @@ fn slow_one_of_refusals_are_bounded() {
     }
     assert_eq!(found, names.len());
 }
+
+/// An object of digit keys (arrays of two or more items, at most three
+/// members) that must hold, for each listed set, a key from it: each set
+/// is one negated member constraint (`not` of `propertyNames`).
+fn key_sets(sets: &[&[&str]]) -> Value {
+    let nots: Vec<Value> =
+        sets.iter().map(|s| json!({"propertyNames": {"not": {"enum": s}}})).collect();
+    json!({
+        "type": "object",
+        "patternProperties": {"^[0-9]$": {"type": "array", "minItems": 2}},
+        "additionalProperties": false,
+        "not": {"anyOf": nots},
+        "maxProperties": 3
+    })
+}
+
+/// Negated member constraints: exact up to `Limits::max_negated_members`
+/// (8) against a naive oracle over every object of at most three of six
+/// keys, in both orders, in both property orders; one more is an error
+/// naming the limit (the object's rules grow as `2^n`).
+#[test]
+fn negated_member_constraints_up_to_the_limit() {
+    use crate::common::accepts_text;
+    use jsonschema::PropertyOrder;
+    let sets: &[&[&str]] = &[&["1", "3"], &["2", "3", "5"], &["0", "4"], &["1", "2"], &["4", "5"]];
+    let keys = ["0", "1", "2", "3", "4", "5"];
+    let mut objects: Vec<Vec<&str>> = vec![vec![]];
+    for a in 0..keys.len() {
+        objects.push(vec![keys[a]]);
+        for b in a + 1..keys.len() {
+            objects.push(vec![keys[a], keys[b]]);
+            objects.push(vec![keys[b], keys[a]]);
+            for c in b + 1..keys.len() {
+                objects.push(vec![keys[c], keys[a], keys[b]]);
+            }
+        }
+    }
+    let schema = key_sets(sets);
+    for order in [PropertyOrder::Schema, PropertyOrder::Any] {
+        let options = Options::compact().with_property_order(order);
+        let s = schema.clone();
+        let c = within(30, move || compile(&s, &options)).unwrap();
+        let mut valid = 0;
+        for o in &objects {
+            let oracle = sets.iter().all(|set| o.iter().any(|k| set.contains(k)));
+            let members: Vec<String> = o.iter().map(|k| format!("\"{k}\":[1,2]")).collect();
+            let text = format!("{{{}}}", members.join(","));
+            assert_eq!(accepts_text(&c, &text), oracle, "{text} ({order:?})");
+            valid += usize::from(oracle);
+            // Arrays too short: never valid.
+            let short = text.replace("[1,2]", "[1]");
+            assert!(o.is_empty() || !accepts_text(&c, &short), "{short} ({order:?})");
+        }
+        assert!(valid >= 4, "the oracle accepts only {valid} objects");
+    }
+    let nine: Vec<&[&str]> = (0..9).map(|_| &["1", "2"][..]).collect();
+    let e = limit_error(key_sets(&nine), 10);
+    assert_eq!(e.kind(), &ErrorKind::LimitExceeded, "{e}");
+    assert!(e.message().contains("Limits::max_negated_members (8)"), "{e}");
+}

@@ -95,7 +95,8 @@ pub struct Limits {
     /// keyword: some member must break it). The grammar tracks which of
     /// them a member has met so far, so an object's states and each
     /// member's value options grow as `2^n`, and every option is an
-    /// intersection built at compile time.
+    /// intersection built at compile time. At most 16 whatever the setting
+    /// (a member's met constraints are bits of a `u32`).
     pub max_negated_members: usize,
     /// Maximum number of referenced documents (from
     /// [`Options::documents`]) one compilation loads.

@@ -1,10 +1,10 @@
 //! Hostile schemas: each trips a limit quickly, as an error naming the
 //! limit and the JSON pointer (issue 19), within a bound on hangs.
 
-use jsonschema::{ErrorKind, Options, compile};
+use jsonschema::{ErrorKind, Options, PropertyOrder, compile};
 use serde_json::{Value, json};
 
-use crate::common::within;
+use crate::common::{accepts_text, within};
 
 /// The error of `schema`, which must come within `seconds`.
 fn limit_error(schema: Value, seconds: u64) -> jsonschema::Error {
@@ -142,8 +142,6 @@ fn key_sets(sets: &[&[&str]]) -> Value {
 /// naming the limit (the object's rules grow as `2^n`).
 #[test]
 fn negated_member_constraints_up_to_the_limit() {
-    use crate::common::accepts_text;
-    use jsonschema::PropertyOrder;
     let sets: &[&[&str]] = &[&["1", "3"], &["2", "3", "5"], &["0", "4"], &["1", "2"], &["4", "5"]];
     let keys = ["0", "1", "2", "3", "4", "5"];
     let mut objects: Vec<Vec<&str>> = vec![vec![]];

@@ -113,6 +113,17 @@ pub(crate) struct Compiler<'a> {
     /// The definitions made by intersections, by (definition, the other
     /// schema's debug form, order).
     meets: HashMap<(DefId, String, bool), DefId>,
+    /// The complements of `$ref` targets being unfolded, by target pointer:
+    /// the `level` they started at and the definition made when the
+    /// unfolding met itself; and the finished recursive ones.
+    complementing: HashMap<String, (usize, Option<DefId>)>,
+    complements: HashMap<String, DefId>,
+    /// How many of those are recursive (`MAX_MEETS` bounds them with `meets`).
+    cycle_defs: usize,
+    /// How many array items or object members deep the complement being
+    /// computed is: a recursion met again deeper consumes part of the
+    /// value on its way.
+    pub(crate) level: usize,
     nodes: usize,
     /// Schema and regex nodes copied so far (`Limits::max_copied_nodes`).
     copied: usize,
@@ -158,6 +169,10 @@ impl<'a> Compiler<'a> {
             defs: Vec::new(),
             def_by_ptr: HashMap::new(),
             meets: HashMap::new(),
+            complementing: HashMap::new(),
+            complements: HashMap::new(),
+            cycle_defs: 0,
+            level: 0,
             nodes: 0,
             copied: 0,
             warnings: Vec::new(),

@@ -24,7 +24,17 @@ fn number(min: Option<Bound>, max: Option<Bound>) -> Schema {
 impl Compiler<'_> {
     /// The schema accepting exactly the values `v` (at `ptr`) rejects.
     pub(crate) fn complement(&mut self, v: &Value, ptr: &str, depth: usize) -> Result<Schema> {
+        let level = self.level;
+        let r = self.complement_keywords(v, ptr, depth);
+        self.level = level;
+        r
+    }
+
+    /// [`complement`](Self::complement), whose keywords on items and
+    /// members raise `level` while they are negated.
+    fn complement_keywords(&mut self, v: &Value, ptr: &str, depth: usize) -> Result<Schema> {
         self.tick(ptr, depth)?;
+        let level = self.level;
         let m = match v {
             Value::Bool(b) => return Ok(if *b { Schema::Never } else { Schema::Any }),
             Value::Object(m) => m,
@@ -52,6 +62,18 @@ impl Compiler<'_> {
                 continue;
             }
             let kptr = format!("{ptr}/{}", escape_token(k));
+            let inside = matches!(
+                k.as_str(),
+                "properties"
+                    | "additionalProperties"
+                    | "patternProperties"
+                    | "propertyNames"
+                    | "prefixItems"
+                    | "items"
+                    | "additionalItems"
+                    | "contains"
+            );
+            self.level = level + usize::from(inside);
             let part = match k.as_str() {
                 "$ref" => {
                     let r = val.as_str().unwrap_or("");
@@ -60,7 +82,7 @@ impl Compiler<'_> {
                         self.err(ErrorKind::UnresolvedRef, "$ref", ptr, msg)
                     })?;
                     let tv = self.index.get(self.doc, &target).unwrap_or(&Value::Bool(true));
-                    self.complement(tv, &target, depth + 1)?
+                    self.complement_target(tv, &target, depth + 1)?
                 }
                 "type" => {
                     let names: Vec<&str> = match val {

@@ -51,20 +51,15 @@ impl Compiler<'_> {
         Ok(match (a, b) {
             (Schema::Never, _) | (_, Schema::Never) => Schema::Never,
             (Schema::Any, x) | (x, Schema::Any) => x,
+            (Schema::Ref(d), Schema::Ref(e)) if d == e => Schema::Ref(d),
             // Keep the left operand on the left: property order follows it.
             // A definition still being compiled (recursion) meets `x` in a
             // definition of its own, computed when first used (after it):
             // recursion stays recursion.
             (Schema::Ref(d), x) if self.def_pending(d) => self.defer_meet(d, x, true)?,
             (x, Schema::Ref(d)) if self.def_pending(d) => self.defer_meet(d, x, false)?,
-            (Schema::Ref(d), x) => {
-                let s = self.resolve_def(d, depth + 1)?;
-                self.intersect(s, x, depth + 1)?
-            }
-            (x, Schema::Ref(d)) => {
-                let s = self.resolve_def(d, depth + 1)?;
-                self.intersect(x, s, depth + 1)?
-            }
+            (Schema::Ref(d), x) => self.meet_def(d, x, true, depth)?,
+            (x, Schema::Ref(d)) => self.meet_def(d, x, false, depth)?,
             (Schema::AnyOf(xs), y) => {
                 let mut out = Vec::with_capacity(xs.len());
                 for x in xs {

@@ -148,27 +148,53 @@ impl Schema {
             }
             match s {
                 Schema::String(st) => n += regex_size(&st.regexes, cap - n),
-                Schema::Array(a) => {
-                    todo.extend(&a.prefix);
-                    todo.push(&a.items);
-                    todo.extend(a.contains.iter().map(|(s, _)| s));
-                    todo.extend(a.contains_at_most.iter().flat_map(|(s, c, _)| [s, c]));
-                    todo.extend(&a.evaluated_contains);
-                }
                 Schema::Object(o) => {
-                    todo.extend(o.properties.iter().map(|(_, s)| s));
-                    todo.extend(o.regions.iter().map(|(_, s)| s));
-                    todo.extend(o.witnesses.iter().map(|(_, s)| s));
                     let keys = o.regions.iter().chain(&o.witnesses).map(|(r, _)| r);
                     for r in keys.chain([&o.evaluated]) {
                         n += regex_size(std::slice::from_ref(r), cap - n);
                     }
                 }
-                Schema::AnyOf(bs) => todo.extend(bs),
                 _ => {}
             }
+            s.push_children(&mut todo);
         }
         n.min(cap)
+    }
+
+    /// The schemas directly inside this one (items, members, branches).
+    fn push_children<'s>(&'s self, todo: &mut Vec<&'s Schema>) {
+        match self {
+            Schema::Array(a) => {
+                todo.extend(&a.prefix);
+                todo.push(&a.items);
+                todo.extend(a.contains.iter().map(|(s, _)| s));
+                todo.extend(a.contains_at_most.iter().flat_map(|(s, c, _)| [s, c]));
+                todo.extend(&a.evaluated_contains);
+            }
+            Schema::Object(o) => {
+                todo.extend(o.properties.iter().map(|(_, s)| s));
+                todo.extend(o.regions.iter().map(|(_, s)| s));
+                todo.extend(o.witnesses.iter().map(|(_, s)| s));
+            }
+            Schema::AnyOf(bs) => todo.extend(bs),
+            _ => {}
+        }
+    }
+
+    /// The definitions this schema refers to (each once, in no set order).
+    pub(crate) fn refs(&self) -> Vec<DefId> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        let mut todo: Vec<&Schema> = vec![self];
+        while let Some(s) = todo.pop() {
+            if let Schema::Ref(d) = s
+                && seen.insert(*d)
+            {
+                out.push(*d);
+            }
+            s.push_children(&mut todo);
+        }
+        out
     }
 
     /// All values of one JSON type (`integer` is a subset of `number`).

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::{Compiler, ptr_join};
 use crate::error::{ErrorKind, Result};
-use crate::ir::{ObjectSchema, Schema};
+use crate::ir::{DefId, ObjectSchema, Schema};
 
 impl Compiler<'_> {
     pub(super) fn one_of(&mut self, val: &Value, ptr: &str, depth: usize) -> Result<Schema> {
@@ -54,7 +54,7 @@ impl Compiler<'_> {
         let saved = self.nodes;
         let (a, b) = (self.charged_clone(a)?, self.charged_clone(b)?);
         let r = match self.intersect(a, b, depth + 1) {
-            Ok(s) => self.provably_empty(&s, depth + 1)?,
+            Ok(s) => self.provably_empty(&s, &mut Vec::new(), depth + 1)?,
             Err(e) if *e.kind() == ErrorKind::LimitExceeded => return Err(e),
             Err(_) => false,
         };
@@ -62,13 +62,21 @@ impl Compiler<'_> {
         Ok(r)
     }
 
-    pub(crate) fn provably_empty(&mut self, s: &Schema, depth: usize) -> Result<bool> {
+    /// True when `s` provably has no value. A definition met again inside
+    /// itself (`open` lists the ones being looked into) is not proved empty
+    /// there: the proof needs a finite reason.
+    pub(crate) fn provably_empty(
+        &mut self,
+        s: &Schema,
+        open: &mut Vec<DefId>,
+        depth: usize,
+    ) -> Result<bool> {
         self.tick("", depth)?;
         Ok(match s {
             Schema::Never => true,
             Schema::AnyOf(bs) => {
                 for b in bs {
-                    if !self.provably_empty(b, depth + 1)? {
+                    if !self.provably_empty(b, open, depth + 1)? {
                         return Ok(false);
                     }
                 }
@@ -81,7 +89,7 @@ impl Compiler<'_> {
             Schema::Object(o) => {
                 for r in &o.required {
                     let ks = self.key_schema(o, r)?;
-                    if self.provably_empty(&ks, depth + 1)? {
+                    if self.provably_empty(&ks, open, depth + 1)? {
                         return Ok(true);
                     }
                 }
@@ -89,11 +97,20 @@ impl Compiler<'_> {
             }
             Schema::Array(a) => {
                 for p in a.prefix.iter().take(a.min) {
-                    if self.provably_empty(p, depth + 1)? {
+                    if self.provably_empty(p, open, depth + 1)? {
                         return Ok(true);
                     }
                 }
                 false
+            }
+            // An intersection with a recursive definition is a definition
+            // computed when first used: look inside it.
+            Schema::Ref(d) if !open.contains(d) && !self.def_pending(*d) => {
+                let body = self.resolve_def(*d, depth + 1)?;
+                open.push(*d);
+                let r = self.provably_empty(&body, open, depth + 1);
+                open.pop();
+                r?
             }
             _ => false,
         })

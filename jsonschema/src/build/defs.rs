@@ -1,5 +1,21 @@
-//! Definitions: `$ref` targets compiled once, and the intersections made
-//! with definitions still being compiled (recursion stays recursion).
+//! Definitions: `$ref` targets compiled once, and the intersections and
+//! complements that recursion turns into definitions of their own.
+//!
+//! Intersecting with a recursive definition, or negating one, unfolds its
+//! body, and the body meets the definition again one value further in.
+//! Unfolded naively that never ends (it used to stop at
+//! `Limits::max_depth`). Instead:
+//! - an intersection `d ∩ x` with a recursive `d` is a definition of its
+//!   own, computed when first used (one per distinct pair), so the
+//!   unfolding takes one step at a time and meets the pair again as a
+//!   reference: the product of the two recursions;
+//! - the complement of a `$ref` target is registered while it unfolds, and
+//!   meeting it again inside refers to a definition that receives the
+//!   result. A repeat is accepted only inside an array item or object
+//!   member of the first occurrence (`Compiler::level` rose in between),
+//!   so every cycle of the new rules consumes part of the value; a repeat
+//!   at the same level (recursion through `allOf`/`anyOf` alone) is an
+//!   error: the least fixed point of such rules is not the complement.
 
 pub(super) struct Def {
     pointer: String,
@@ -10,6 +26,8 @@ pub(super) struct Def {
     /// made while `d` was still being compiled (a recursive `$ref` under
     /// `allOf` or beside other keywords) and computed when first used.
     meet: Option<(DefId, Schema, bool)>,
+    /// Whether the definition refers to itself (known once compiled).
+    recursive: Option<bool>,
 }
 
 /// The message of the depth limit.
@@ -20,9 +38,13 @@ pub(super) const NESTED: &str = "schema nested too deeply";
 const RECURSIVE_MEET: &str =
     "a recursive $ref combined with other keywords whose intersection unfolds without end";
 
-/// The most definitions made by intersections with definitions being
-/// compiled (each distinct pair once).
-const MAX_MEETS: usize = 1_000;
+/// The message of a recursion that comes back without entering a value.
+const UNGUARDED: &str =
+    "a recursive $ref that reaches itself without entering an array item or object member";
+
+/// The most definitions made by intersections with recursive definitions
+/// and complements of them (each distinct pair or target once).
+const MAX_MEETS: usize = 10_000;
 
 use serde_json::{Map, Value};
 
@@ -36,8 +58,13 @@ impl Compiler<'_> {
             return d;
         }
         let d = self.defs.len();
-        let def =
-            Def { pointer: pointer.to_string(), schema: None, in_progress: false, meet: None };
+        let def = Def {
+            pointer: pointer.to_string(),
+            schema: None,
+            in_progress: false,
+            meet: None,
+            recursive: None,
+        };
         self.defs.push(def);
         self.def_by_ptr.insert(pointer.to_string(), d);
         d
@@ -73,6 +100,7 @@ impl Compiler<'_> {
             schema: None,
             in_progress: false,
             meet: Some((d, x, d_first)),
+            recursive: None,
         });
         self.meets.insert(key, e);
         Ok(Schema::Ref(e))
@@ -120,6 +148,135 @@ impl Compiler<'_> {
         let s = r?;
         self.defs[d].schema = Some(s.clone());
         Ok(s)
+    }
+
+    /// Whether definition `d` (compiled) can reach itself through `$ref`s.
+    /// A definition not yet compiled on the way counts as reaching it, so
+    /// the answer errs towards the memoized unfolding, which is only slower.
+    pub(crate) fn def_recursive(&mut self, d: DefId) -> bool {
+        if let Some(r) = self.defs[d].recursive {
+            return r;
+        }
+        let Some(s) = &self.defs[d].schema else { return true };
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = s.refs();
+        let mut r = false;
+        while let Some(e) = todo.pop() {
+            if e == d {
+                r = true;
+                break;
+            }
+            if !seen.insert(e) {
+                continue;
+            }
+            match &self.defs[e].schema {
+                Some(s) => todo.extend(s.refs()),
+                None => {
+                    r = true;
+                    break;
+                }
+            }
+        }
+        self.defs[d].recursive = Some(r);
+        r
+    }
+
+    /// `d ∩ x` (`x ∩ d` when not `d_first`) for a definition `d` not being
+    /// compiled: its body meets `x` at once, unless `d` is recursive; then
+    /// the pair is a definition computed when first used, so that the
+    /// unfolding stops where it meets the pair again (the product of the
+    /// two recursions, each pair of rules once, however deep the values).
+    pub(crate) fn meet_def(
+        &mut self,
+        d: DefId,
+        x: Schema,
+        d_first: bool,
+        depth: usize,
+    ) -> Result<Schema> {
+        let s = self.resolve_def(d, depth + 1)?;
+        if self.def_recursive(d) {
+            return self.defer_meet(d, x, d_first);
+        }
+        if d_first { self.intersect(s, x, depth + 1) } else { self.intersect(x, s, depth + 1) }
+    }
+
+    /// The complement of the schema at `target` (a `$ref` target, whose
+    /// value is `v`), a definition of its own when it recurses.
+    pub(crate) fn complement_target(
+        &mut self,
+        v: &Value,
+        target: &str,
+        depth: usize,
+    ) -> Result<Schema> {
+        if let Some(&e) = self.complements.get(target) {
+            return Ok(Schema::Ref(e));
+        }
+        if let Some((at, made)) = self.complementing.get(target).copied() {
+            if at == self.level {
+                return Err(self.err(ErrorKind::Inexpressible, "$ref", target, UNGUARDED));
+            }
+            let e = match made {
+                Some(e) => e,
+                None => {
+                    let d = self.def_for(target);
+                    let e = self.new_cycle_def(d)?;
+                    self.complementing.insert(target.to_string(), (at, Some(e)));
+                    e
+                }
+            };
+            return Ok(Schema::Ref(e));
+        }
+        self.complementing.insert(target.to_string(), (self.level, None));
+        let r = self.complement(v, target, depth);
+        let made = self.complementing.remove(target).and_then(|(_, made)| made);
+        let s = r?;
+        // Kept for the next negation of the same target (another `oneOf`
+        // branch, another `not`), which refers to it instead of copying.
+        let e = match made {
+            Some(e) => e,
+            None => {
+                let d = self.def_for(target);
+                self.push_def(d)
+            }
+        };
+        self.finish_cycle_def(e, &s);
+        self.complements.insert(target.to_string(), e);
+        Ok(s)
+    }
+
+    /// A definition for an unfolding that met itself: pending until
+    /// [`finish_cycle_def`](Self::finish_cycle_def) gives it the result
+    /// (left pending if the unfolding fails, so nothing can use it).
+    fn new_cycle_def(&mut self, d: DefId) -> Result<DefId> {
+        let pointer = self.defs[d].pointer.clone();
+        self.cycle_defs += 1;
+        if self.meets.len() + self.cycle_defs >= MAX_MEETS {
+            return Err(self.err(
+                ErrorKind::LimitExceeded,
+                "$ref",
+                &pointer,
+                "too many intersections with recursive definitions",
+            ));
+        }
+        Ok(self.push_def(d))
+    }
+
+    /// A new definition at the pointer of `d`, pending until it has a schema.
+    fn push_def(&mut self, d: DefId) -> DefId {
+        let pointer = self.defs[d].pointer.clone();
+        self.defs.push(Def {
+            pointer,
+            schema: None,
+            in_progress: true,
+            meet: None,
+            recursive: None,
+        });
+        self.defs.len() - 1
+    }
+
+    fn finish_cycle_def(&mut self, e: DefId, s: &Schema) {
+        self.defs[e].schema = Some(s.clone());
+        self.defs[e].in_progress = false;
     }
 
     /// The definition `$ref` (or `$dynamicRef`, resolved statically) names.

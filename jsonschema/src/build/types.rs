@@ -111,8 +111,17 @@ impl Compiler<'_> {
                 "integer" if has_number => continue,
                 "integer" | "number" => self.number_core(m, ptr, t == "integer")?,
                 "string" => self.string_core(m, ptr)?,
-                "array" => self.array_core(m, ptr, depth)?,
-                "object" => self.object_core(m, ptr, depth)?,
+                // Items and members are one value further in (`level`).
+                "array" | "object" => {
+                    self.level += 1;
+                    let r = if t == "array" {
+                        self.array_core(m, ptr, depth)
+                    } else {
+                        self.object_core(m, ptr, depth)
+                    };
+                    self.level -= 1;
+                    r?
+                }
                 other => {
                     return Err(self.invalid("type", ptr, &format!("unknown type {other:?}")));
                 }

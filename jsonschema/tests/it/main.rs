@@ -13,5 +13,6 @@ mod keywords;
 mod maskbench;
 mod numbers;
 mod oneof;
+mod recursion;
 mod refs;
 mod suite;

@@ -18,6 +18,7 @@ pub fn limits() -> CompileOptions {
         .with_max_states(4_000)
         .with_max_exprs(200_000)
         .with_relevance_fuel(20_000)
+        .with_build_fuel(100_000)
         .with_step_fuel(60_000);
     let parser = structgen::earley::Limits::default()
         .with_lexer(lexer)

@@ -96,7 +96,7 @@ impl std::fmt::Display for LexerError {
             LexerErrorKind::RelevanceFuel { name, .. } => write!(
                 f,
                 "lexeme {name} is too complex: the emptiness check ran out of fuel \
-                 (raise LexerLimits::relevance_fuel)"
+                 (raise LexerLimits::build_fuel)"
             ),
             LexerErrorKind::TooManyStates { limit } => {
                 write!(f, "the lexer needs more than {limit} states (LexerLimits::max_states)")

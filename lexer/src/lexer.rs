@@ -226,6 +226,7 @@ impl Lexer {
         }
         let mut exprs = builder.into_exprset();
         let mut relevance = RelevanceCache::new();
+        let mut pool = limits.build_fuel;
         let mut lexemes = Vec::with_capacity(spec.len());
         for (i, (lexeme, &e)) in spec.lexemes().iter().zip(&roots).enumerate() {
             let nullable = exprs.is_nullable(e);
@@ -237,14 +238,16 @@ impl Lexer {
             let live = if non_empty == ExprRef::NO_MATCH {
                 false
             } else {
-                relevance
-                    .is_non_empty_limited(&mut exprs, non_empty, limits.relevance_fuel)
-                    .map_err(|_| {
-                        LexerError::new(LexerErrorKind::RelevanceFuel {
-                            lexeme: Some(LexemeId(i as u32)),
-                            name: lexeme.name.clone(),
-                        })
-                    })?
+                let before = exprs.cost();
+                let fuel = limits.relevance_fuel.max(pool);
+                let r = relevance.is_non_empty_limited(&mut exprs, non_empty, fuel);
+                pool = pool.saturating_sub(exprs.cost().saturating_sub(before));
+                r.map_err(|_| {
+                    LexerError::new(LexerErrorKind::RelevanceFuel {
+                        lexeme: Some(LexemeId(i as u32)),
+                        name: lexeme.name.clone(),
+                    })
+                })?
             };
             lexemes.push(LexemeInfo {
                 name: lexeme.name.clone(),

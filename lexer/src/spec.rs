@@ -115,6 +115,16 @@ pub struct LexerLimits {
     /// whose check runs out is an error; during parsing the derivative is
     /// dropped (see [`Lexer::fuel_refusals`](crate::Lexer::fuel_refusals)).
     pub relevance_fuel: u64,
+    /// Fuel the lexemes' emptiness checks share when the lexer is built,
+    /// beyond their own `relevance_fuel`: a check runs with the larger of
+    /// the two and what it spends comes out of this pool. Construction so
+    /// costs at most `build_fuel` plus `relevance_fuel` per lexeme; a
+    /// lexeme that runs out is an error. 10,000,000 by default (ten times
+    /// llguidance's `initial_lexer_fuel`): seven of MaskBench's handwritten
+    /// schemas need more than `relevance_fuel` for one lexeme, and the
+    /// checks of a schema share the pool; running it dry takes about 0.3 s
+    /// on a 2-core CI machine.
+    pub build_fuel: u64,
     /// Fuel for all the emptiness checks of one step (one mask or one
     /// token, from [`Lexer::begin_step`](crate::Lexer::begin_step) to the
     /// next), so that a step's cost stays bounded however many hard
@@ -135,6 +145,7 @@ impl Default for LexerLimits {
             max_states: 250_000,
             max_exprs: 2_000_000,
             relevance_fuel: 100_000,
+            build_fuel: 10_000_000,
             step_fuel: 400_000,
             max_repeat_width: 1_000,
         }
@@ -157,6 +168,12 @@ impl LexerLimits {
     /// These limits with [`relevance_fuel`](LexerLimits::relevance_fuel) set to `value`.
     pub fn with_relevance_fuel(mut self, value: u64) -> LexerLimits {
         self.relevance_fuel = value;
+        self
+    }
+
+    /// These limits with [`build_fuel`](LexerLimits::build_fuel) set to `value`.
+    pub fn with_build_fuel(mut self, value: u64) -> LexerLimits {
+        self.build_fuel = value;
         self
     }
 

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | `front_end` | [`grammar::Limits`] (Lark, GBNF, regex sources) | `max_source_bytes`, `max_nesting`, `max_repeat` |
 //! | `parser` | [`earley::Limits`] (the compiled grammar, every matcher) | `max_rules`, `max_items_per_row`, `max_items_per_step` |
-//! | `lexer` | [`lexer::LexerLimits`] | `max_states`, `max_exprs`, `step_fuel`, `relevance_fuel` |
+//! | `lexer` | [`lexer::LexerLimits`] | `max_states`, `max_exprs`, `step_fuel`, `relevance_fuel`, `build_fuel` |
 //! | `schema` | [`jsonschema::Limits`] | `max_nodes`, `max_copied_nodes`, `max_depth`, `regex_fuel`, `max_schema_bytes`, `max_negated_members` |
 //!
 //! `structgen limits` prints every key with its default; a test checks that
@@ -129,6 +129,7 @@ impl Targets<'_> {
             ("lexer", "max_states") => p.lexer.max_states = size(key, n)?,
             ("lexer", "max_exprs") => p.lexer.max_exprs = size(key, n)?,
             ("lexer", "relevance_fuel") => p.lexer.relevance_fuel = n,
+            ("lexer", "build_fuel") => p.lexer.build_fuel = n,
             ("lexer", "step_fuel") => p.lexer.step_fuel = n,
             ("lexer", "max_repeat_width") => p.lexer.max_repeat_width = n,
             ("schema", field) => {
@@ -190,6 +191,7 @@ pub const KEYS: &[&str] = &[
     "lexer.max_states",
     "lexer.max_exprs",
     "lexer.relevance_fuel",
+    "lexer.build_fuel",
     "lexer.step_fuel",
     "lexer.max_repeat_width",
     "schema.max_nodes",
@@ -228,6 +230,7 @@ pub fn table(grammar: &grammar::Config, schema: &jsonschema::Options) -> Vec<(&'
         u(p.lexer.max_states),
         u(p.lexer.max_exprs),
         p.lexer.relevance_fuel,
+        p.lexer.build_fuel,
         p.lexer.step_fuel,
         p.lexer.max_repeat_width,
         u(s.max_nodes),

@@ -195,7 +195,8 @@ impl GrammarSpec {
 /// | `earley::Limits::max_phrase_states` | 1,000,000 | (no permutation phrases) | one per set of names met |
 /// | `lexer::LexerLimits::max_states` | 250,000 | `max_lexer_states` 250,000 | a 60 KB literal or `\d{1,100000}` needs one state per byte; about `4 · (C + 1)` bytes each for `C` byte classes |
 /// | `lexer::LexerLimits::max_exprs` | 2,000,000 | none | derivre's expression set |
-/// | `lexer::LexerLimits::relevance_fuel` | 100,000 per check | `initial_lexer_fuel` 1,000,000 (compile) | one check; a step is bounded apart |
+/// | `lexer::LexerLimits::relevance_fuel` | 100,000 per check | none per check | one check; a step is bounded apart |
+/// | `lexer::LexerLimits::build_fuel` | 10,000,000 shared by the checks of construction | `initial_lexer_fuel` 1,000,000 | each check may use at least `relevance_fuel`; running dry takes ~0.3 s |
 /// | `lexer::LexerLimits::step_fuel` | 400,000 per mask or token | `step_lexer_fuel` 200,000 | learned witnesses make most checks free, so the budget goes to the hard ones |
 /// | `lexer::LexerLimits::max_repeat_width` | 1,000 | none (the same growth) | `((a*){100}){100}` makes derivatives of ~10,000 terms: seconds per mask |
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

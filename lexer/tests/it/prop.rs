@@ -408,3 +408,28 @@ fn learned_witnesses_replace_searches_and_keep_answers() {
     assert_eq!(lx.fuel_refusals(), 0);
     assert!(lx.witness_proofs() > 0, "the witnesses were never used");
 }
+
+#[test]
+fn construction_checks_share_the_build_pool() {
+    // The length bound makes the emptiness of the whole lexeme a search
+    // (an intersection is not positive by its structure).
+    let hard = RegexAst::And(vec![
+        RegexAst::Regex(r"(\S+\s+){0,9}\S+".to_string()),
+        RegexAst::Regex("(?s:.{12,100})".to_string()),
+    ]);
+    let mut spec = LexerSpec::new();
+    spec.add(LexemeSpec::new("hard", hard));
+    let build = |relevance: u64, pool: u64| {
+        Lexer::new(
+            &spec,
+            LexerLimits::default().with_relevance_fuel(relevance).with_build_fuel(pool),
+        )
+    };
+    // Too little fuel of its own, none in the pool: an error naming the pool.
+    let Err(e) = build(10, 0) else { panic!("built with no fuel") };
+    assert!(e.to_string().contains("LexerLimits::build_fuel"), "{e}");
+    // The pool lends what the check needs.
+    assert!(build(10, 1_000_000).is_ok());
+    // As does a large enough fuel of its own.
+    assert!(build(1_000_000, 0).is_ok());
+}

@@ -8,7 +8,7 @@ use derivre::RegexAst;
 use super::Lowerer;
 use crate::error::{ErrorKind, Result};
 use crate::grammar::{NonterminalId, Symbol};
-use crate::ir::{ArraySchema, Schema};
+use crate::ir::{ArraySchema, DefId, Schema};
 
 impl Lowerer<'_, '_> {
     pub(super) fn array(&mut self, a: &ArraySchema, depth: usize) -> Result<Option<Symbol>> {
@@ -29,7 +29,8 @@ impl Lowerer<'_, '_> {
                     ptr,
                     "uniqueItems is expressible only over items drawn from finitely many \
                      scalar values (enum, const, boolean, null), strings without pattern, \
-                     format or maxLength, integers without bounds, unions of these, or with \
+                     format or maxLength, integers without bounds, arrays without maxItems, \
+                     objects open to any key without maxProperties, unions of these, or with \
                      at most one item",
                 ));
             }
@@ -323,7 +324,7 @@ impl Lowerer<'_, '_> {
     /// not free (after `0e` every completion is zero), nor are bounded
     /// strings, numbers, objects and arrays (their completions may all be
     /// taken), which stay an error.
-    fn free_distinct_items(&self, a: &ArraySchema) -> Option<(Vec<Schema>, Vec<Schema>)> {
+    fn free_distinct_items(&mut self, a: &ArraySchema) -> Option<(Vec<Schema>, Vec<Schema>)> {
         if !a.prefix.is_empty() || !a.contains.is_empty() || !a.contains_at_most.is_empty() {
             return None;
         }
@@ -336,7 +337,7 @@ impl Lowerer<'_, '_> {
         for b in branches {
             match finite_scalars(&b) {
                 Some(values) => finite.extend(values),
-                None if self.is_free(&b) => {
+                None if self.is_free(&b, &mut Vec::new()) => {
                     // A number without constraints: zero (all its
                     // spellings) is one named value, the others are free.
                     if let Schema::Number(n) = &b
@@ -359,7 +360,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// Whether `s` is free (see [`free_distinct_items`](Self::free_distinct_items)).
-    fn is_free(&self, s: &Schema) -> bool {
+    fn is_free(&mut self, s: &Schema, seen: &mut Vec<DefId>) -> bool {
         match s {
             Schema::String(st) => {
                 st.regexes.is_empty()
@@ -375,29 +376,67 @@ impl Lowerer<'_, '_> {
                     && n.not_multiple_of.is_empty()
                     && n.excluded.is_empty()
             }
-            // Open containers: inside one, more members always make new
-            // values, and the closing `]`/`}` ends the item.
+            // Containers that can always grow: inside one, whatever its
+            // members so far, another item (or a member under a fresh key)
+            // can still come before the closing `]`/`}`, which ends the item,
+            // so infinitely many values remain.
             Schema::Array(x) => {
-                x.prefix.is_empty()
-                    && matches!(*x.items, Schema::Any)
-                    && x.min == 0
-                    && x.max.is_none()
+                x.max.is_none()
                     && x.unique.is_none()
-                    && x.contains.is_empty()
                     && x.contains_at_most.is_empty()
+                    && self.inhabited(&x.items, seen)
             }
             Schema::Object(o) => {
-                o.properties.is_empty()
-                    && self.c.options.max_additional_properties.is_none()
-                    && o.required.is_empty()
-                    && o.min == 0
+                self.c.options.max_additional_properties.is_none()
+                    && self.c.options.max_key_length.is_none()
                     && o.max.is_none()
-                    && o.witnesses.is_empty()
-                    && matches!(o.regions.as_slice(),
-                        [(k, Schema::Any)] if format!("{k:?}") == format!("{:?}", crate::ir::any_key()))
+                    && o.regions.iter().any(|(k, v)| {
+                        format!("{k:?}") == format!("{:?}", crate::ir::any_key())
+                            && self.inhabited(v, seen)
+                    })
             }
+            Schema::Ref(d) => self.through_def(*d, seen, |l, s, seen| l.is_free(s, seen)),
             _ => false,
         }
+    }
+
+    /// Whether `s` provably has a value (a sufficient test: what it cannot
+    /// tell counts as empty, which only keeps `uniqueItems` an error).
+    fn inhabited(&mut self, s: &Schema, seen: &mut Vec<DefId>) -> bool {
+        match s {
+            Schema::Any | Schema::Null | Schema::Boolean(_) => true,
+            Schema::Number(n) => {
+                !crate::intersect::number_is_empty(n)
+                    && n.multiple_of.is_empty()
+                    && n.not_multiple_of.is_empty()
+            }
+            Schema::String(st) => {
+                st.regexes.is_empty() && st.max_len.is_none_or(|m| m >= st.min_len)
+            }
+            Schema::Array(x) => x.min == 0 && x.contains.is_empty(),
+            Schema::Object(o) => o.required.is_empty() && o.min == 0 && o.witnesses.is_empty(),
+            Schema::AnyOf(bs) => bs.iter().any(|b| self.inhabited(b, seen)),
+            Schema::Ref(d) => self.through_def(*d, seen, |l, s, seen| l.inhabited(s, seen)),
+            Schema::Never => false,
+        }
+    }
+
+    /// `f` on the schema of definition `d` (compiled now if need be); false
+    /// for a definition already on the way (`seen`) or one that fails.
+    fn through_def(
+        &mut self,
+        d: DefId,
+        seen: &mut Vec<DefId>,
+        f: impl FnOnce(&mut Self, &Schema, &mut Vec<DefId>) -> bool,
+    ) -> bool {
+        if seen.contains(&d) || self.c.def_pending(d) {
+            return false;
+        }
+        let Ok(s) = self.c.resolve_def(d, 0) else { return false };
+        seen.push(d);
+        let r = f(self, &s, seen);
+        seen.pop();
+        r
     }
 
     /// `[` v1 `,` v2 … `]` with distinct values among `values` and

@@ -309,6 +309,24 @@ fn arrays() {
             r#"[{"a":[1,{"b":"x"}]},{"a":[1,{"b":"\u0078"}]}]"#,
         ],
     );
+    // Containers that can always grow, whatever their members: an open
+    // object with constrained listed members, an array of bounded items.
+    check(
+        json!({"type": "array", "uniqueItems": true, "items": {"type": "object",
+            "properties": {"k": {"enum": [1, 2]}}, "required": ["k"]}}),
+        &[
+            r#"[{"k":1},{"k":2}]"#,
+            r#"[{"k":1},{"k":1,"x":1}]"#,
+            r#"[{"k":1,"x":[]},{"k":1,"x":{}}]"#,
+        ],
+        &[r#"[{"k":1},{"k":1}]"#, r#"[{"k":1,"x":1},{"k":1,"x":1.0}]"#, r#"[{"k":3}]"#, "[{}]"],
+    );
+    check(
+        json!({"type": "array", "uniqueItems": true, "items": {"type": "array",
+            "items": {"enum": [1, 2]}, "minItems": 1}}),
+        &["[[1],[2],[1,2],[2,1],[1,1]]"],
+        &["[[1],[1]]", "[[1,2],[1,2]]", "[[]]", "[[3]]"],
+    );
     check(
         json!({"type": "array", "uniqueItems": true, "items": {"type": "number"}}),
         &["[1,2.5,0,-3]"],
@@ -570,6 +588,13 @@ fn errors_name_keyword_and_pointer() {
         (e.kind(), e.keyword(), e.pointer()),
         (&ErrorKind::Inexpressible, "uniqueItems", "/properties/tags")
     );
+    // A closed object's last member leaves one completion: still an error.
+    let e = error(json!({"type": "array", "uniqueItems": true, "items": {"type": "object",
+        "properties": {"k": {"type": "string"}}, "additionalProperties": false}}));
+    assert_eq!((e.kind(), e.keyword()), (&ErrorKind::Inexpressible, "uniqueItems"));
+    let e = error(json!({"type": "array", "uniqueItems": true, "items": {"type": "array",
+        "items": {"type": "string"}, "maxItems": 3}}));
+    assert_eq!((e.kind(), e.keyword()), (&ErrorKind::Inexpressible, "uniqueItems"));
     let e = error(json!({"allOf": [{"type": "string"}, {"type": "integer"}]}));
     assert_eq!(e.kind(), &ErrorKind::Unsatisfiable);
     let e = error(json!({"type": "string", "pattern": "(?<=a)b"}));

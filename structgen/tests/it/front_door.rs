@@ -346,3 +346,47 @@ fn unique_items_masks_leave_out_the_tokens_that_repeat_an_item() {
     m.consume_token(id("]")).unwrap();
     assert!(m.compute_mask().unwrap().contains(eos));
 }
+
+/// Items that are open objects with a constrained member: the one token
+/// that would close a repeat is left out, and a fresh member is offered.
+#[test]
+fn unique_open_objects_leave_out_only_the_closing_repeat() {
+    let tokens: Vec<String> = ["[", "]", "{", "}", "\"k\"", ":", "1", ",", "\"x\"", "}]"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let eos = TokenId(tokens.len() as u32);
+    let vocab = Vocabulary::builder()
+        .token_list(&tokens)
+        .special(eos, "<eos>")
+        .stop_tokens([eos])
+        .build()
+        .unwrap();
+    let schema = json!({"type": "array", "uniqueItems": true, "items": {"type": "object",
+        "properties": {"k": {"enum": [1, 2]}}, "required": ["k"]}});
+    let g = compile(GrammarSpec::JsonSchema { schema, options: jsonschema::Options::compact() })
+        .unwrap();
+    let id = |t: &str| TokenId(tokens.iter().position(|x| x == t).unwrap() as u32);
+    let allowed = |m: &mut Matcher| -> Vec<String> {
+        m.compute_mask()
+            .unwrap()
+            .iter()
+            .map(|t| tokens.get(t.index()).cloned().unwrap_or_default())
+            .collect()
+    };
+    let ids = |ts: &[&str]| ts.iter().map(|t| id(t)).collect::<Vec<_>>();
+    let mut m = Matcher::new(&vocab, &g).unwrap();
+    m.consume_tokens(&ids(&["[", "{", "\"k\"", ":", "1"])).unwrap();
+    // The first item may close.
+    assert_eq!(allowed(&mut m), ["}", ",", "}]"]);
+    m.consume_tokens(&ids(&["}", ",", "{", "\"k\"", ":", "1"])).unwrap();
+    // `{"k":1}` again: only another member can follow.
+    assert_eq!(allowed(&mut m), [","]);
+    m.consume_token(id(",")).unwrap();
+    assert_eq!(allowed(&mut m), ["\"x\""]);
+    m.consume_tokens(&ids(&["\"x\"", ":", "1"])).unwrap();
+    // `x` takes any value: `11` is one too.
+    assert_eq!(allowed(&mut m), ["}", "1", ",", "}]"]);
+    m.consume_token(id("}]")).unwrap();
+    assert!(m.compute_mask().unwrap().contains(eos));
+}

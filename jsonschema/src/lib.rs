@@ -75,10 +75,13 @@
 //! `anyOf` branch at a time, not of every branch that holds (see `DESIGN.md`);
 //! `uniqueItems` is accepted where at most one item is allowed, or the items
 //! take finitely many scalar values and strings without pattern, format or
-//! `maxLength`, numbers without bounds, and arrays and objects without
-//! constraints (any JSON value, too); such numbers are then written without
-//! exponent, integers without a zero fraction. Otherwise it is an error
-//! naming its pointer.
+//! `maxLength`, numbers without bounds, arrays without `maxItems` and
+//! objects without `maxProperties` open to any key (any JSON value, too);
+//! such numbers are then written without exponent, integers without a zero
+//! fraction. Otherwise it is an error naming its pointer.
+//! A recursive `$ref` met by `allOf` (or by the complement `oneOf`, `not`
+//! and `if` take) becomes a definition of its own, so two recursions meet as
+//! their product instead of unfolding until `Limits::max_depth`.
 //!
 //! # Complexity
 //! With `s` schema nodes, compilation is `O(s)` plus the intersections, which

@@ -94,7 +94,9 @@
 //! have width 1. Front-ends that know where a regex came from compute the
 //! same estimate with [`repeat_width`] to place the error (a JSON Schema
 //! `pattern` at its pointer). On the hot path a limit exceeded makes the transition dead and
-//! records a sticky error ([`Lexer::error`]) that callers must check, with
+//! records a sticky error ([`Lexer::error`]) that callers must check (a
+//! lexeme whose emptiness check at construction exhausts its own fuel and
+//! the shared [`LexerLimits::build_fuel`] is an error of [`Lexer::new`]), with
 //! one exception: an emptiness check that runs out of fuel, its own
 //! ([`LexerLimits::relevance_fuel`]) or what is left of its step's
 //! ([`LexerLimits::step_fuel`], from one [`Lexer::begin_step`] to the next),

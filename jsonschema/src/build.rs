@@ -110,9 +110,9 @@ pub(crate) struct Compiler<'a> {
     pub(crate) options: &'a Options,
     defs: Vec<Def>,
     def_by_ptr: HashMap<String, DefId>,
-    /// The definitions made by intersections, by (definition, the other
-    /// schema's debug form, order).
-    meets: HashMap<(DefId, String, bool), DefId>,
+    /// The definitions made by intersections, by (definition, a digest of
+    /// the other schema, order).
+    meets: HashMap<(DefId, defs::Digest, bool), DefId>,
     /// The complements of `$ref` targets being unfolded, by target pointer:
     /// the `level` they started at and the definition made when the
     /// unfolding met itself; and the finished recursive ones.
@@ -241,7 +241,7 @@ impl<'a> Compiler<'a> {
 
     /// One more than the copies `Limits::max_copied_nodes` still allows: a
     /// size counted up to it is enough to tell.
-    fn copy_room(&self) -> usize {
+    pub(crate) fn copy_room(&self) -> usize {
         self.options.limits.max_copied_nodes.saturating_sub(self.copied).saturating_add(1)
     }
 

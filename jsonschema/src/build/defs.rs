@@ -24,7 +24,8 @@ pub(super) struct Def {
     /// A definition made by an intersection: `(d, x, d_first)` stands for
     /// `d ∩ x` (`x ∩ d` when not `d_first`, which keeps property order),
     /// made while `d` was still being compiled (a recursive `$ref` under
-    /// `allOf` or beside other keywords) and computed when first used.
+    /// `allOf` or beside other keywords) or because `d` is recursive, and
+    /// computed when first used (then taken).
     meet: Option<(DefId, Schema, bool)>,
     /// Whether the definition refers to itself (known once compiled).
     recursive: Option<bool>,
@@ -46,11 +47,37 @@ const UNGUARDED: &str =
 /// and complements of them (each distinct pair or target once).
 const MAX_MEETS: usize = 10_000;
 
+use std::fmt::Write as _;
+use std::hash::{DefaultHasher, Hasher};
+
 use serde_json::{Map, Value};
 
 use super::Compiler;
 use crate::error::{ErrorKind, Result};
 use crate::ir::{DefId, Schema};
+
+/// A 128-bit digest of a schema's debug form (two hashes with different
+/// seeds), written as it is formatted: the key of an intersection without
+/// keeping the text of its schema, which for a large schema met by many
+/// recursive definitions took gigabytes. Two different schemas share a
+/// digest with probability about `2^-128` per pair.
+pub(crate) type Digest = (u64, u64);
+
+fn digest(x: &Schema) -> Digest {
+    struct Two(DefaultHasher, DefaultHasher);
+    impl std::fmt::Write for Two {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.write(s.as_bytes());
+            self.1.write(s.as_bytes());
+            Ok(())
+        }
+    }
+    let mut h = Two(DefaultHasher::new(), DefaultHasher::new());
+    h.1.write_u64(0x9e37_79b9_7f4a_7c15);
+    // Writing to `Two` cannot fail.
+    let _ = write!(h, "{x:?}");
+    (h.0.finish(), h.1.finish())
+}
 
 impl Compiler<'_> {
     pub(super) fn def_for(&mut self, pointer: &str) -> DefId {
@@ -81,7 +108,10 @@ impl Compiler<'_> {
     /// definition of its own, computed when first used (after `d`), so
     /// that recursion through `d` stays recursion. One per distinct pair.
     pub(crate) fn defer_meet(&mut self, d: DefId, x: Schema, d_first: bool) -> Result<Schema> {
-        let key = (d, format!("{x:?}"), d_first);
+        // Digesting `x` reads all of it: charged as a copy.
+        let room = self.copy_room();
+        self.charge(x.size_up_to(room))?;
+        let key = (d, digest(&x), d_first);
         if let Some(&e) = self.meets.get(&key) {
             return Ok(Schema::Ref(e));
         }
@@ -113,15 +143,24 @@ impl Compiler<'_> {
 
     /// The compiled schema of a definition, compiling it on first use.
     pub(crate) fn resolve_def(&mut self, d: DefId, depth: usize) -> Result<Schema> {
-        if let Some(s) = &self.defs[d].schema {
-            return Ok(s.clone());
+        if self.defs[d].schema.is_some() {
+            // A copy, charged as one.
+            let room = self.copy_room();
+            let n = self.defs[d].schema.as_ref().map_or(0, |s| s.size_up_to(room));
+            self.charge(n)?;
+            return Ok(self.defs[d].schema.clone().unwrap_or(Schema::Never));
         }
         let ptr = self.defs[d].pointer.clone();
         if self.defs[d].in_progress {
             return Err(self.err(ErrorKind::Inexpressible, "$ref", &ptr, RECURSIVE_MEET));
         }
         self.defs[d].in_progress = true;
-        let r = match self.defs[d].meet.clone() {
+        // An intersection's other side is needed once: taken, not copied
+        // (a large schema met by many recursive definitions is kept only
+        // until its meet is computed).
+        let meet = self.defs[d].meet.take();
+        let was_meet = meet.is_some();
+        let r = match meet {
             Some((base, x, first)) => {
                 // The base itself (an error if it is still being
                 // compiled), not `Ref(base)`, which would defer again.
@@ -144,7 +183,9 @@ impl Compiler<'_> {
                 self.compile_value(v, &ptr, depth + 1)
             }
         };
-        self.defs[d].in_progress = false;
+        // A failed meet stays pending: resolving it again is an error, never
+        // the base's schema.
+        self.defs[d].in_progress = was_meet && r.is_err();
         let s = r?;
         self.defs[d].schema = Some(s.clone());
         Ok(s)

@@ -305,10 +305,18 @@ impl Index {
         }
         let Value::Object(m) = v else { return };
         let mut base = base;
-        let id = m
-            .get("$id")
-            .or_else(|| if self.draft <= 4 { m.get("id") } else { None })
-            .and_then(Value::as_str);
+        // Draft-04 names the keyword `id`; there `$id` is an unknown word
+        // (CRYENGINE's draft-04 schema writes `$id`s that would rebase its
+        // `#/definitions/…` references onto paths that do not exist). Up to
+        // draft-07 every sibling of `$ref` is ignored, an id too.
+        let id = if self.draft <= 7 && m.contains_key("$ref") {
+            None
+        } else if self.draft <= 4 {
+            m.get("id")
+        } else {
+            m.get("$id")
+        }
+        .and_then(Value::as_str);
         if let Some(id) = id {
             let (nofrag, frag) = split_fragment(id);
             if !nofrag.is_empty() {

@@ -129,3 +129,35 @@ fn document_count_is_limited() {
     assert_eq!(e.kind(), &ErrorKind::LimitExceeded, "{e}");
     assert!(e.message().contains("Limits::max_documents"), "{e}");
 }
+
+#[test]
+fn draft_04_rebases_on_id_only() {
+    // In draft-04 `$id` is an unknown word: the reference resolves against
+    // the root's `id`, not against the subschema's `$id` (CRYENGINE's
+    // schemas on SchemaStore are written so).
+    let s = json!({
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "id": "https://example.com/root.json",
+        "properties": {"name": {"$id": "/properties/name", "$ref": "#/definitions/word"}},
+        "definitions": {"word": {"type": "string", "maxLength": 3}}
+    });
+    check(s, Documents::new(), &[r#"{"name":"abc"}"#], &[r#"{"name":"abcd"}"#, r#"{"name":1}"#]);
+    // Up to draft-07 an id beside `$ref` is ignored like its other siblings.
+    let s = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": "https://example.com/root.json",
+        "properties": {"name": {"$id": "/properties/name", "$ref": "#/definitions/word"}},
+        "definitions": {"word": {"type": "string", "maxLength": 3}}
+    });
+    check(s, Documents::new(), &[r#"{"name":"abc"}"#], &[r#"{"name":"abcd"}"#]);
+    // From draft-06 on `$id` elsewhere rebases: the same reference one
+    // level down is resolved against `/sub`, where there is nothing.
+    let s = json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": "https://example.com/root.json",
+        "properties": {"sub": {"$id": "/sub", "properties": {"x": {"$ref": "#/definitions/word"}}}},
+        "definitions": {"word": {"type": "string"}}
+    });
+    let e = compile(&s, &Options::compact()).unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::UnresolvedRef, "{e}");
+}

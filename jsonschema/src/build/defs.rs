@@ -234,10 +234,14 @@ impl Compiler<'_> {
         d_first: bool,
         depth: usize,
     ) -> Result<Schema> {
-        let s = self.resolve_def(d, depth + 1)?;
+        if self.defs[d].schema.is_none() {
+            // Compiled first, so that its recursion is known.
+            self.resolve_def(d, depth + 1)?;
+        }
         if self.def_recursive(d) {
             return self.defer_meet(d, x, d_first);
         }
+        let s = self.resolve_def(d, depth + 1)?;
         if d_first { self.intersect(s, x, depth + 1) } else { self.intersect(x, s, depth + 1) }
     }
 

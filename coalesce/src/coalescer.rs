@@ -1,6 +1,7 @@
 //! Forced tokens: the canonical tokenization of the forced bytes joined to
 //! the generated tail, cut at the last final piece boundary.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bpe::Tokenizer;
@@ -23,10 +24,64 @@ pub struct Next {
 impl Next {
     /// Nothing is known about what follows: any byte, or the end.
     pub const UNKNOWN: Next = Next { bytes: [u64::MAX; 4], end: true };
+}
 
-    fn contains(&self, b: u8) -> bool {
-        self.bytes[(b >> 6) as usize] >> (b & 63) & 1 != 0
+/// What the grammar allows right after the forced bytes, asked for only as
+/// far as the end check needs it: finding whether a byte is allowed costs
+/// the parser a step per lexer byte class (a derivative when the lexer has
+/// not met the transition yet), and the check usually needs a few classes,
+/// not all of them. [`Next`] is the answer computed in advance.
+pub trait NextBytes {
+    /// Whether the text may end after the forced bytes (EOS allowed or a
+    /// special token may come).
+    fn may_end(&self) -> bool;
+
+    /// The bytes of `set` (a 256-bit set, bit `b` of word `b / 64`) that
+    /// may come next.
+    fn allowed(&mut self, set: [u64; 4]) -> [u64; 4];
+
+    /// Whether some byte of `set` may come next (an implementation may stop
+    /// at the first one it finds).
+    fn any_allowed_in(&mut self, set: [u64; 4]) -> bool {
+        !is_empty(self.allowed(set))
     }
+
+    /// Whether some byte may come next.
+    fn any_allowed(&mut self) -> bool {
+        self.any_allowed_in([u64::MAX; 4])
+    }
+}
+
+impl NextBytes for Next {
+    fn may_end(&self) -> bool {
+        self.end
+    }
+
+    fn allowed(&mut self, set: [u64; 4]) -> [u64; 4] {
+        std::array::from_fn(|i| self.bytes[i] & set[i])
+    }
+}
+
+/// The bytes 128..=255: any of them may start or continue a character
+/// outside ASCII.
+const NON_ASCII: [u64; 4] = [0, 0, u64::MAX, u64::MAX];
+
+/// The ASCII letters and the apostrophe: the bytes that continue an ASCII
+/// word piece.
+const WORD_BYTES: [u64; 4] = {
+    let mut w = [0u64; 4];
+    let mut b = 0;
+    while b < 128 {
+        if (b as u8).is_ascii_alphabetic() || b == b'\'' as usize {
+            w[b / 64] |= 1 << (b % 64);
+        }
+        b += 1;
+    }
+    w
+};
+
+fn is_empty(set: [u64; 4]) -> bool {
+    set == [0; 4]
 }
 
 /// Why no token was forced although bytes were.
@@ -90,6 +145,24 @@ pub struct Coalescer {
     supported: bool,
     /// The tokenizer's trie, for the open-piece rule (see `with_trie`).
     trie: Option<Arc<TokTrie>>,
+    /// The end check's breaking bytes per text, kept by
+    /// [`forced_tokens_asking`](Coalescer::forced_tokens_asking).
+    memo: Breaking,
+}
+
+/// The ASCII bytes that would move a piece boundary when appended, per text
+/// since the last final boundary (`{"`, `":`, `","`: a grammar meets the
+/// same few again and again). A cache of a function of the text alone, so
+/// what it holds never changes an answer; bounded in entries and text
+/// length.
+#[derive(Clone, Debug, Default)]
+struct Breaking(HashMap<Box<str>, [u64; 2]>);
+
+impl Breaking {
+    /// Texts longer than this are not kept.
+    const MAX_TEXT: usize = 48;
+    /// Entries kept at most (the map is emptied when full).
+    const MAX_ENTRIES: usize = 512;
 }
 
 impl Coalescer {
@@ -101,7 +174,7 @@ impl Coalescer {
         let probe = "e\u{301} A\u{a0}x";
         let identity = tok.pieces_of(probe).concat() == probe && !tok.prepends_space();
         let supported = identity && supported(tok.pattern());
-        Coalescer { tok, supported, trie: None }
+        Coalescer { tok, supported, trie: None, memo: Breaking::default() }
     }
 
     /// Also emits the tokens of the last, still open piece when it is an
@@ -133,6 +206,32 @@ impl Coalescer {
     /// (otherwise nothing is forced). See the crate documentation for why
     /// this is never non-canonical.
     pub fn forced_tokens(&self, tail: &Tail, forced: &[u8], next: &Next) -> Forced {
+        self.forced_with(tail, forced, &mut next.clone(), &mut Breaking::default())
+    }
+
+    /// [`forced_tokens`](Coalescer::forced_tokens), asking `next` only about
+    /// the bytes that decide whether the end of the forced bytes is a final
+    /// piece boundary (see [`NextBytes`]), and keeping what it learns about
+    /// the texts it checks for the next call.
+    pub fn forced_tokens_asking(
+        &mut self,
+        tail: &Tail,
+        forced: &[u8],
+        next: &mut dyn NextBytes,
+    ) -> Forced {
+        let mut memo = std::mem::take(&mut self.memo);
+        let f = self.forced_with(tail, forced, next, &mut memo);
+        self.memo = memo;
+        f
+    }
+
+    fn forced_with(
+        &self,
+        tail: &Tail,
+        forced: &[u8],
+        next: &mut dyn NextBytes,
+        memo: &mut Breaking,
+    ) -> Forced {
         let refuse = |r| Forced { tokens: Vec::new(), covered: 0, refusal: Some(r) };
         if forced.is_empty() {
             return Forced::default();
@@ -149,7 +248,7 @@ impl Coalescer {
         let mut w = Vec::with_capacity(tail.text().len() + forced.len());
         w.extend_from_slice(tail.text());
         w.extend_from_slice(forced);
-        let Some((p, tokens)) = self.certain_tokens(&w, tail.text().len(), next) else {
+        let Some((p, tokens)) = self.certain_tokens(&w, tail.text().len(), next, memo) else {
             return refuse(Refusal::InvalidUtf8);
         };
         if p <= tail.text().len() {
@@ -165,7 +264,13 @@ impl Coalescer {
     /// The last final boundary `p` of `w` (whose first `min_valid` bytes
     /// must be UTF-8) and the canonical tokens of `w[..p]`; `None` on
     /// invalid UTF-8 in the first `min_valid` bytes.
-    fn certain_tokens(&self, w: &[u8], min_valid: usize, next: &Next) -> Option<(usize, Vec<u32>)> {
+    fn certain_tokens(
+        &self,
+        w: &[u8],
+        min_valid: usize,
+        next: &mut dyn NextBytes,
+        memo: &mut Breaking,
+    ) -> Option<(usize, Vec<u32>)> {
         let valid = match std::str::from_utf8(w) {
             Ok(s) => s.len(),
             Err(e) => e.valid_up_to(),
@@ -179,7 +284,7 @@ impl Coalescer {
         final_boundaries(pattern, k, &mut fin);
         let mut p = fin.last().copied().unwrap_or(0);
         if valid == w.len()
-            && (self.end_is_final(k, p, next) || self.open_piece_is_safe(k, p, next))
+            && (self.end_is_final(k, p, next, memo) || self.open_piece_is_safe(k, p, next))
         {
             p = k.len();
         }
@@ -202,39 +307,73 @@ impl Coalescer {
     /// between `s` (the last final one) and it, for every continuation
     /// `next` allows: the end of the text, or one ASCII character that
     /// leaves the pieces of `k` alone by the rule of `pieces.rs`.
-    fn end_is_final(&self, k: &str, s: usize, next: &Next) -> bool {
+    ///
+    /// The ASCII bytes that would move a boundary are found first (one
+    /// split per class of bytes the patterns treat alike, kept in `memo`),
+    /// and `next` is asked only whether one of them or a byte outside ASCII
+    /// may come.
+    fn end_is_final(
+        &self,
+        k: &str,
+        s: usize,
+        next: &mut dyn NextBytes,
+        memo: &mut Breaking,
+    ) -> bool {
         if s == k.len() {
             return true;
         }
-        if next.bytes[2] | next.bytes[3] != 0 {
-            return false; // a non-ASCII character may follow
-        }
-        let pattern = self.tok.pattern();
         let rest = &k[s..];
+        let breaking = match memo.0.get(rest) {
+            Some(&b) => b,
+            None => {
+                let b = self.breaking_ascii(rest);
+                if rest.len() <= Breaking::MAX_TEXT {
+                    if memo.0.len() >= Breaking::MAX_ENTRIES {
+                        memo.0.clear();
+                    }
+                    memo.0.insert(rest.into(), b);
+                }
+                b
+            }
+        };
+        // A non-ASCII character may follow, or a byte that moves a boundary.
+        if next.any_allowed_in([breaking[0], breaking[1], u64::MAX, u64::MAX]) {
+            return false;
+        }
+        // No allowed byte moves a boundary; the end is final when the text
+        // may end there or some (harmless) byte may follow.
+        next.may_end() || next.any_allowed()
+    }
+
+    /// The ASCII bytes that, appended to `rest` (split from a final
+    /// boundary), would leave some boundary of `rest` or its end not final.
+    fn breaking_ascii(&self, rest: &str) -> [u64; 2] {
+        let pattern = self.tok.pattern();
         let mut want = Vec::new();
         boundaries(pattern, rest, &mut want);
-        let mut seen: Vec<u16> = Vec::new();
+        let mut verdicts: Vec<(u16, bool)> = Vec::new();
         let mut text = String::with_capacity(rest.len() + 1);
         let mut fin = Vec::new();
+        let mut breaking = [0u64; 2];
         for b in 0u8..128 {
-            if !next.contains(b) {
-                continue;
-            }
             let key = ascii_key(b);
-            if seen.contains(&key) {
-                continue;
-            }
-            seen.push(key);
-            text.clear();
-            text.push_str(rest);
-            text.push(b as char);
-            final_boundaries(pattern, &text, &mut fin);
-            if fin.len() < want.len() || fin[..want.len()] != want[..] {
-                return false;
+            let breaks = match verdicts.iter().find(|v| v.0 == key) {
+                Some(&(_, v)) => v,
+                None => {
+                    text.clear();
+                    text.push_str(rest);
+                    text.push(b as char);
+                    final_boundaries(pattern, &text, &mut fin);
+                    let v = fin.len() < want.len() || fin[..want.len()] != want[..];
+                    verdicts.push((key, v));
+                    v
+                }
+            };
+            if breaks {
+                breaking[(b >> 6) as usize] |= 1 << (b & 63);
             }
         }
-        // With no byte allowed, only the end of the text remains.
-        next.end || !seen.is_empty()
+        breaking
     }
 
     /// Whether the tokens of the one piece `k[s..]` are certain although the
@@ -243,7 +382,7 @@ impl Coalescer {
     /// which no continuation can cut before the end, and no token of the
     /// vocabulary starts with a suffix of it followed by an allowed byte
     /// that would continue it (a letter or an apostrophe).
-    fn open_piece_is_safe(&self, k: &str, s: usize, next: &Next) -> bool {
+    fn open_piece_is_safe(&self, k: &str, s: usize, next: &mut dyn NextBytes) -> bool {
         let Some(trie) = &self.trie else { return false };
         let q = &k[s..];
         let bytes = q.as_bytes();
@@ -255,17 +394,17 @@ impl Coalescer {
         if body.is_empty() || !body.iter().all(u8::is_ascii_alphabetic) {
             return false;
         }
-        if next.bytes[2] | next.bytes[3] != 0 {
-            return false; // a non-ASCII letter may continue the piece
-        }
         let mut one = Vec::new();
         boundaries(self.tok.pattern(), q, &mut one);
         if one != [q.len()] {
             return false; // not a single piece
         }
-        let cont: Vec<u8> = (0u8..128)
-            .filter(|&b| next.contains(b) && (b.is_ascii_alphabetic() || b == b'\''))
-            .collect();
+        if next.any_allowed_in(NON_ASCII) {
+            return false; // a non-ASCII letter may continue the piece
+        }
+        let allowed = next.allowed(WORD_BYTES);
+        let cont: Vec<u8> =
+            (0u8..128).filter(|&b| allowed[(b >> 6) as usize] >> (b & 63) & 1 != 0).collect();
         let mut u = Vec::with_capacity(q.len() + 1);
         for i in 0..q.len() {
             for &b in &cont {
@@ -299,7 +438,9 @@ impl Coalescer {
         let head = &prompt[..prompt.len() - tail.tokens().len()];
         let mut w = tail.text().to_vec();
         w.extend_from_slice(forced);
-        let Some((p, tokens)) = self.certain_tokens(&w, tail.text().len(), next) else {
+        let Some((p, tokens)) =
+            self.certain_tokens(&w, tail.text().len(), &mut next.clone(), &mut Breaking::default())
+        else {
             return unchanged;
         };
         let mut out = head.to_vec();

@@ -113,7 +113,7 @@ mod pieces;
 mod tail;
 
 pub use alternatives::alternatives;
-pub use coalescer::{Coalescer, Forced, Next, Prompt, Refusal};
+pub use coalescer::{Coalescer, Forced, Next, NextBytes, Prompt, Refusal};
 pub use tail::Tail;
 
 #[cfg(test)]

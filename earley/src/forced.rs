@@ -82,6 +82,29 @@ impl ByteSet {
     pub fn words(&self) -> [u64; 4] {
         self.0
     }
+
+    /// The set of the four words' bits (the inverse of [`words`](ByteSet::words)).
+    pub fn from_words(words: [u64; 4]) -> ByteSet {
+        ByteSet(words)
+    }
+
+    /// Every byte.
+    pub const FULL: ByteSet = ByteSet([u64::MAX; 4]);
+
+    /// The bytes in `self` or `other`.
+    pub fn union(&self, other: &ByteSet) -> ByteSet {
+        ByteSet(std::array::from_fn(|i| self.0[i] | other.0[i]))
+    }
+
+    /// The bytes in both `self` and `other`.
+    pub fn intersection(&self, other: &ByteSet) -> ByteSet {
+        ByteSet(std::array::from_fn(|i| self.0[i] & other.0[i]))
+    }
+
+    /// The bytes in `self` and not in `other`.
+    pub fn difference(&self, other: &ByteSet) -> ByteSet {
+        ByteSet(std::array::from_fn(|i| self.0[i] & !other.0[i]))
+    }
 }
 
 impl std::fmt::Debug for ByteSet {
@@ -156,6 +179,73 @@ impl Parser {
     /// As [`forced_bytes`](Parser::forced_bytes).
     pub fn forced_bytes_step(&mut self, max_bytes: usize) -> Result<ForcedBytes, ParseError> {
         self.forced_bytes_with(max_bytes, NextMode::WhenForced)
+    }
+
+    /// The bytes of `want` the grammar allows after `prefix` (bytes it
+    /// allows from here, such as the forced bytes), and the bytes it tried:
+    /// the members of the lexer byte classes with one in `want`, one push
+    /// and pop per class; with `first_only`, it stops at the first allowed
+    /// class. A search that stopped early
+    /// ([`forced_bytes_quick`](Parser::forced_bytes_quick)) is completed
+    /// this way for just the bytes a caller asks about. The parser is left
+    /// where it was. Should `prefix` not be allowed (a caller's mistake),
+    /// every byte of `want` is answered allowed, the cautious answer for a
+    /// caller proving that some byte cannot come.
+    ///
+    /// # Errors
+    /// A limit exceeded while exploring (the parser then stays in that
+    /// error, as after any mask computation).
+    pub fn next_bytes_after(
+        &mut self,
+        prefix: &[u8],
+        want: ByteSet,
+        first_only: bool,
+    ) -> Result<(ByteSet, ByteSet), ParseError> {
+        self.check()?;
+        let mut pushed = 0;
+        let mut result = Ok((want, want));
+        for &b in prefix {
+            match self.try_consume_byte(b) {
+                Ok(true) => pushed += 1,
+                Ok(false) => break,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        if pushed == prefix.len() {
+            result = self.classes_allowed(want, first_only);
+        }
+        self.pop_bytes(pushed);
+        result
+    }
+
+    /// The allowed bytes among the classes with a member in `want` (up to
+    /// the first allowed one with `first_only`), and the members of the
+    /// classes tried.
+    fn classes_allowed(
+        &mut self,
+        want: ByteSet,
+        first_only: bool,
+    ) -> Result<(ByteSet, ByteSet), ParseError> {
+        let (mut allowed, mut tried) = (ByteSet::EMPTY, ByteSet::EMPTY);
+        for class in 0..self.lexer().num_byte_classes() {
+            let members = ByteSet(self.lexer().class_members(class));
+            if members.intersection(&want).is_empty() {
+                continue;
+            }
+            tried = tried.union(&members);
+            let rep = self.lexer().class_representatives()[class];
+            if self.try_consume_byte(rep)? {
+                self.pop_bytes(1);
+                allowed = allowed.union(&members);
+                if first_only {
+                    break;
+                }
+            }
+        }
+        Ok((allowed, tried))
     }
 
     fn forced_bytes_with(&mut self, max: usize, mode: NextMode) -> Result<ForcedBytes, ParseError> {

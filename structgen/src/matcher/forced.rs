@@ -2,8 +2,8 @@
 //! (`earley::Parser::forced_bytes`) turned into canonical tokens by
 //! [`coalesce::Coalescer`], and prompt-boundary healing.
 
-use coalesce::{Coalescer, Next, Refusal, Tail};
-use earley::{ForcedBytes, ForcedStop, PositionKey};
+use coalesce::{Coalescer, Next, NextBytes, Refusal, Tail};
+use earley::{ByteSet, ForcedBytes, ForcedStop, ParseError, PositionKey};
 use toktrie::{Recognizer, TokenId, TokenKind};
 
 use super::Step;
@@ -42,12 +42,14 @@ pub(crate) struct Forcing {
 /// position inside them (the forced tokens cover a prefix, or the sampled
 /// token does), whose forced bytes are the rest.
 ///
-/// Invariant: `fb` is what [`earley::Parser::forced_bytes_step`] answers at
-/// the position `key` with the matcher's limit, except that `next` may be
-/// complete where that search would stop early (when `fb.bytes` is empty;
-/// [`Matcher::forced_bytes`] promises a complete `next` only when bytes
-/// are forced). Equal keys are equal parser positions (a row id names one
-/// computation of a row and every row below it), so a hit is exact.
+/// Invariant: `fb` is what [`earley::Parser::forced_bytes_quick`] answers
+/// at the position `key` with the matcher's limit, except that `fb.next`
+/// holds every allowed byte among `tested`, the bytes whose lexer class was
+/// tried after the forced bytes (more are tried when the coalescer or
+/// [`Matcher::forced_bytes`] asks: [`AskNext`]), and `fb.next_complete`
+/// says whether `tested` is every byte. Equal keys are equal parser
+/// positions (a row id names one computation of a row and every row below
+/// it), so a hit is exact.
 ///
 /// Why the rest is exact after consuming a prefix `b` of `F = fb.bytes`:
 /// the search from the new position visits the positions the search from
@@ -59,6 +61,72 @@ pub(crate) struct Forcing {
 struct ForcedCache {
     key: PositionKey,
     fb: ForcedBytes,
+    tested: ByteSet,
+}
+
+/// The bytes allowed after the cached forced bytes, found on demand: the
+/// parser tries only the lexer classes of the bytes asked about that were
+/// not tried before. Most steps that force bytes need a few classes to
+/// decide the coalescer's end check, where trying every class (each a
+/// derivative in a lexer that has not met the transition) cost two thirds
+/// of a forced-token step.
+struct AskNext<'a> {
+    parser: &'a mut earley::Parser,
+    cache: &'a mut ForcedCache,
+    /// A limit exceeded while trying; every later answer is "allowed".
+    error: Option<ParseError>,
+}
+
+impl AskNext<'_> {
+    /// Tries the classes of the bytes of `set` not tried yet (up to the
+    /// first allowed one with `first_only`).
+    fn ask(&mut self, set: [u64; 4], first_only: bool) {
+        let missing = ByteSet::from_words(set).difference(&self.cache.tested);
+        if missing.is_empty() || self.error.is_some() {
+            return;
+        }
+        match self.parser.next_bytes_after(&self.cache.fb.bytes, missing, first_only) {
+            Ok((allowed, tried)) => {
+                let c = &mut *self.cache;
+                c.fb.next = c.fb.next.union(&allowed);
+                c.tested = c.tested.union(&tried);
+                c.fb.next_complete = c.tested == ByteSet::FULL;
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+}
+
+impl NextBytes for AskNext<'_> {
+    fn may_end(&self) -> bool {
+        self.cache.fb.accepting || self.cache.fb.special
+    }
+
+    fn allowed(&mut self, set: [u64; 4]) -> [u64; 4] {
+        self.ask(set, false);
+        if self.error.is_some() {
+            return set; // the cautious answer; the caller reports the error
+        }
+        self.cache.fb.next.intersection(&ByteSet::from_words(set)).words()
+    }
+
+    fn any_allowed_in(&mut self, set: [u64; 4]) -> bool {
+        let want = ByteSet::from_words(set);
+        if !self.cache.fb.next.intersection(&want).is_empty() {
+            return true;
+        }
+        self.ask(set, true);
+        self.error.is_some() || !self.cache.fb.next.intersection(&want).is_empty()
+    }
+
+    fn any_allowed(&mut self) -> bool {
+        match self.cache.fb.stop {
+            // Two bytes (or a class of several), or the one byte at the limit.
+            ForcedStop::Branch | ForcedStop::Limit => true,
+            ForcedStop::Dead => false,
+            _ => self.allowed([u64::MAX; 4]) != [0; 4],
+        }
+    }
 }
 
 /// The answer of [`Matcher::forced_tokens`].
@@ -161,7 +229,6 @@ impl Matcher {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
-        let max = self.forcing.as_ref().map_or(DEFAULT_MAX_FORCED_BYTES, |f| f.max_bytes);
         let healing = self.forcing.as_ref().is_some_and(|f| f.heal_pos < f.heal.len());
         if self.stopped.is_some() || healing {
             return Ok(ForcedBytes {
@@ -173,21 +240,45 @@ impl Matcher {
                 special: false,
             });
         }
+        self.search_forced()?;
+        let Some(cache) = self.forcing.as_mut().and_then(|f| f.cache.as_mut()) else {
+            // No tokenizer: nothing kept between steps.
+            self.parser.begin_step();
+            return self
+                .parser
+                .forced_bytes_step(DEFAULT_MAX_FORCED_BYTES)
+                .map_err(|e| self.fail(e.into()));
+        };
+        if !cache.fb.bytes.is_empty() && !cache.fb.next_complete {
+            let mut ask = AskNext { parser: &mut self.parser, cache, error: None };
+            ask.allowed([u64::MAX; 4]);
+            if let Some(e) = ask.error {
+                return Err(self.fail(e.into()));
+            }
+            return Ok(ask.cache.fb.clone());
+        }
+        Ok(cache.fb.clone())
+    }
+
+    /// Makes the forcing state's cache hold the forced bytes at the current
+    /// position: kept from an earlier step, or searched (stopping as soon
+    /// as the answer is known: most steps force nothing, and where bytes
+    /// are forced the coalescer asks about the next bytes it needs).
+    fn search_forced(&mut self) -> Result<(), MatcherError> {
         let key = self.parser.position_key();
-        if let Some(c) = self.forcing.as_ref().and_then(|f| f.cache.as_ref())
-            && c.key == key
-        {
-            return Ok(c.fb.clone());
+        let Some(f) = self.forcing.as_ref() else { return Ok(()) };
+        if f.cache.as_ref().is_some_and(|c| c.key == key) {
+            return Ok(());
         }
+        let max = f.max_bytes;
         self.parser.begin_step();
-        // Most steps force nothing: the search stops as soon as that is
-        // known, and collects every allowed next byte only when bytes are
-        // forced.
-        let fb = self.parser.forced_bytes_step(max).map_err(|e| self.fail(e.into()))?;
+        let fb = self.parser.forced_bytes_quick(max).map_err(|e| self.fail(e.into()))?;
+        // The classes the search found allowed are known; no others are.
+        let tested = if fb.next_complete { ByteSet::FULL } else { fb.next };
         if let Some(f) = self.forcing.as_mut() {
-            f.cache = Some(ForcedCache { key, fb: fb.clone() });
+            f.cache = Some(ForcedCache { key, fb, tested });
         }
-        Ok(fb)
+        Ok(())
     }
 
     /// The tokens the grammar forces now, in the canonical tokenization
@@ -200,13 +291,25 @@ impl Matcher {
         if !self.forcing.as_ref().is_some_and(|f| f.enabled) {
             return Ok(ForcedTokens::default());
         }
-        let fb = self.forced_bytes()?;
-        let next = Next { bytes: fb.next.words(), end: fb.accepting || fb.special };
-        let Some(f) = self.forcing.as_ref() else { return Ok(ForcedTokens::default()) };
-        let r = f.coalescer.forced_tokens(&f.tail, &fb.bytes, &next);
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        if self.stopped.is_some() || self.healing_pending() {
+            return Ok(ForcedTokens::default());
+        }
+        self.search_forced()?;
+        let Some(f) = self.forcing.as_mut() else { return Ok(ForcedTokens::default()) };
+        let Some(cache) = f.cache.as_mut() else { return Ok(ForcedTokens::default()) };
+        let coalescer = &mut f.coalescer;
+        let bytes = cache.fb.bytes.clone();
+        let mut ask = AskNext { parser: &mut self.parser, cache, error: None };
+        let r = coalescer.forced_tokens_asking(&f.tail, &bytes, &mut ask);
+        if let Some(e) = ask.error {
+            return Err(self.fail(e.into()));
+        }
         Ok(ForcedTokens {
             tokens: r.tokens.into_iter().map(TokenId).collect(),
-            bytes: fb.bytes,
+            bytes,
             covered: r.covered,
             refusal: r.refusal,
         })

@@ -215,9 +215,9 @@ fn random_tokens(rng: &mut rand::rngs::SmallRng, text: &str) -> Vec<TokenId> {
     out
 }
 
-#[test]
-fn forced_bytes_kept_between_steps_equal_the_computation_from_scratch() {
-    use rand::SeedableRng;
+/// A schema with free and enumerated strings, numbers, arrays and a
+/// nested object, and two documents of it.
+fn mixed_schema() -> (serde_json::Value, [&'static str; 2]) {
     let schema = serde_json::json!({
         "type": "object",
         "properties": {
@@ -233,8 +233,55 @@ fn forced_bytes_kept_between_steps_equal_the_computation_from_scratch() {
     });
     let docs = [
         r#"{"name":"Paul","kind":"alphabet","count":12,"tags":["red","green"],"inner":{"ok":true}}"#,
-        r#"{"name":"","kind":"beta","count":-3,"tags":[],"inner":{"ok":false}}"#,
+        r#"{"name":"Zoë","kind":"beta","count":-3,"tags":[],"inner":{"ok":false}}"#,
     ];
+    (schema, docs)
+}
+
+#[test]
+fn forced_tokens_asking_for_next_bytes_equal_those_from_every_next_byte() {
+    // `forced_tokens` asks the parser only about the next bytes the end
+    // check needs; after `forced_bytes` (which completes them) it has them
+    // all. The answers must not differ.
+    use rand::SeedableRng;
+    let (schema, docs) = mixed_schema();
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(0x1a2b);
+    let (mut steps, mut forced) = (0, 0);
+    for options in [compact(), jsonschema::Options::llguidance_compat()] {
+        let spec = GrammarSpec::JsonSchema { schema: schema.clone(), options };
+        let g = Grammar::compile(&spec, &Default::default()).unwrap();
+        for doc in docs {
+            for round in 0..4 {
+                let tokens = if round == 0 {
+                    ids(env().tok.encode(doc))
+                } else {
+                    random_tokens(&mut rng, doc)
+                };
+                let mut asking = Matcher::new(&env().vocab, &g).unwrap();
+                let mut complete = Matcher::new(&env().vocab, &g).unwrap();
+                for i in 0..=tokens.len() {
+                    let fb = complete.forced_bytes().unwrap();
+                    assert!(fb.bytes.is_empty() || fb.next_complete);
+                    let want = complete.forced_tokens().unwrap();
+                    let got = asking.forced_tokens().unwrap();
+                    assert_eq!(got, want, "{doc} after {i} tokens");
+                    steps += 1;
+                    forced += usize::from(!got.tokens.is_empty());
+                    if i < tokens.len() {
+                        asking.consume_token(tokens[i]).unwrap();
+                        complete.consume_token(tokens[i]).unwrap();
+                    }
+                }
+            }
+        }
+    }
+    assert!(steps > 200 && forced > 30, "{steps} {forced}");
+}
+
+#[test]
+fn forced_bytes_kept_between_steps_equal_the_computation_from_scratch() {
+    use rand::SeedableRng;
+    let (schema, docs) = mixed_schema();
     let mut rng = rand::rngs::SmallRng::seed_from_u64(0xcace);
     let (mut checked, mut nonempty) = (0, 0);
     for options in [compact(), jsonschema::Options::llguidance_compat()] {

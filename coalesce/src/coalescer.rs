@@ -163,6 +163,22 @@ impl Breaking {
     const MAX_TEXT: usize = 48;
     /// Entries kept at most (the map is emptied when full).
     const MAX_ENTRIES: usize = 512;
+
+    /// The breaking bytes of `rest`: kept, or computed by `compute` (and
+    /// kept when `rest` is short enough).
+    fn of(&mut self, rest: &str, compute: impl FnOnce() -> [u64; 2]) -> [u64; 2] {
+        if let Some(&b) = self.0.get(rest) {
+            return b;
+        }
+        let b = compute();
+        if rest.len() <= Breaking::MAX_TEXT {
+            if self.0.len() >= Breaking::MAX_ENTRIES {
+                self.0.clear();
+            }
+            self.0.insert(rest.into(), b);
+        }
+        b
+    }
 }
 
 impl Coalescer {
@@ -323,19 +339,7 @@ impl Coalescer {
             return true;
         }
         let rest = &k[s..];
-        let breaking = match memo.0.get(rest) {
-            Some(&b) => b,
-            None => {
-                let b = self.breaking_ascii(rest);
-                if rest.len() <= Breaking::MAX_TEXT {
-                    if memo.0.len() >= Breaking::MAX_ENTRIES {
-                        memo.0.clear();
-                    }
-                    memo.0.insert(rest.into(), b);
-                }
-                b
-            }
-        };
+        let breaking = memo.of(rest, || self.breaking_ascii(rest));
         // A non-ASCII character may follow, or a byte that moves a boundary.
         if next.any_allowed_in([breaking[0], breaking[1], u64::MAX, u64::MAX]) {
             return false;

@@ -229,8 +229,7 @@ impl Matcher {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
-        let healing = self.forcing.as_ref().is_some_and(|f| f.heal_pos < f.heal.len());
-        if self.stopped.is_some() || healing {
+        if self.stopped.is_some() || self.healing_pending() {
             return Ok(ForcedBytes {
                 bytes: Vec::new(),
                 stop: earley::ForcedStop::Branch,

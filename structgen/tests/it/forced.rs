@@ -238,90 +238,81 @@ fn mixed_schema() -> (serde_json::Value, [&'static str; 2]) {
     (schema, docs)
 }
 
+/// Calls `f` with the grammar of [`mixed_schema`] (compact, then flexible
+/// whitespace), a document and a tokenization of it: the canonical one,
+/// then three of random chunks (from `seed`).
+fn each_tokenization(seed: u64, mut f: impl FnMut(&Grammar, &str, &[TokenId])) {
+    use rand::SeedableRng;
+    let (schema, docs) = mixed_schema();
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    for options in [compact(), jsonschema::Options::llguidance_compat()] {
+        let spec = GrammarSpec::JsonSchema { schema: schema.clone(), options };
+        let g = Grammar::compile(&spec, &Default::default()).unwrap();
+        for doc in docs {
+            for round in 0..4 {
+                let tokens = if round == 0 {
+                    ids(env().tok.encode(doc))
+                } else {
+                    random_tokens(&mut rng, doc)
+                };
+                f(&g, doc, &tokens);
+            }
+        }
+    }
+}
+
 #[test]
 fn forced_tokens_asking_for_next_bytes_equal_those_from_every_next_byte() {
     // `forced_tokens` asks the parser only about the next bytes the end
     // check needs; after `forced_bytes` (which completes them) it has them
     // all. The answers must not differ.
-    use rand::SeedableRng;
-    let (schema, docs) = mixed_schema();
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(0x1a2b);
     let (mut steps, mut forced) = (0, 0);
-    for options in [compact(), jsonschema::Options::llguidance_compat()] {
-        let spec = GrammarSpec::JsonSchema { schema: schema.clone(), options };
-        let g = Grammar::compile(&spec, &Default::default()).unwrap();
-        for doc in docs {
-            for round in 0..4 {
-                let tokens = if round == 0 {
-                    ids(env().tok.encode(doc))
-                } else {
-                    random_tokens(&mut rng, doc)
-                };
-                let mut asking = Matcher::new(&env().vocab, &g).unwrap();
-                let mut complete = Matcher::new(&env().vocab, &g).unwrap();
-                for i in 0..=tokens.len() {
-                    let fb = complete.forced_bytes().unwrap();
-                    assert!(fb.bytes.is_empty() || fb.next_complete);
-                    let want = complete.forced_tokens().unwrap();
-                    let got = asking.forced_tokens().unwrap();
-                    assert_eq!(got, want, "{doc} after {i} tokens");
-                    steps += 1;
-                    forced += usize::from(!got.tokens.is_empty());
-                    if i < tokens.len() {
-                        asking.consume_token(tokens[i]).unwrap();
-                        complete.consume_token(tokens[i]).unwrap();
-                    }
-                }
+    each_tokenization(0x1a2b, |g, doc, tokens| {
+        let mut asking = Matcher::new(&env().vocab, g).unwrap();
+        let mut complete = Matcher::new(&env().vocab, g).unwrap();
+        for i in 0..=tokens.len() {
+            let fb = complete.forced_bytes().unwrap();
+            assert!(fb.bytes.is_empty() || fb.next_complete);
+            let want = complete.forced_tokens().unwrap();
+            let got = asking.forced_tokens().unwrap();
+            assert_eq!(got, want, "{doc} after {i} tokens");
+            steps += 1;
+            forced += usize::from(!got.tokens.is_empty());
+            if i < tokens.len() {
+                asking.consume_token(tokens[i]).unwrap();
+                complete.consume_token(tokens[i]).unwrap();
             }
         }
-    }
+    });
     assert!(steps > 200 && forced > 30, "{steps} {forced}");
 }
 
 #[test]
 fn forced_bytes_kept_between_steps_equal_the_computation_from_scratch() {
-    use rand::SeedableRng;
-    let (schema, docs) = mixed_schema();
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(0xcace);
     let (mut checked, mut nonempty) = (0, 0);
-    for options in [compact(), jsonschema::Options::llguidance_compat()] {
-        let spec = GrammarSpec::JsonSchema { schema: schema.clone(), options };
-        let g = Grammar::compile(&spec, &Default::default()).unwrap();
-        for doc in docs {
-            for round in 0..4 {
-                let tokens = if round == 0 {
-                    ids(env().tok.encode(doc))
-                } else {
-                    random_tokens(&mut rng, doc)
-                };
-                let mut m = Matcher::new(&env().vocab, &g).unwrap();
-                for i in 0..=tokens.len() {
-                    let fb = m.forced_bytes().unwrap();
-                    let scratch = forced_from_scratch(&g, &tokens[..i]);
-                    let show =
-                        |f: &earley::ForcedBytes| (f.bytes.clone(), f.stop, f.accepting, f.special);
-                    assert_eq!(show(&fb), show(&scratch), "{doc} after {i} tokens");
-                    if !fb.bytes.is_empty() {
-                        assert_eq!(fb.next, scratch.next, "{doc} after {i} tokens");
-                    }
-                    assert!(scratch.next.iter().all(|b| fb.next.contains(b)));
-                    // A second call at the same position is answered from the cache.
-                    assert_eq!(m.forced_bytes().unwrap(), fb);
-                    checked += 1;
-                    nonempty += usize::from(!fb.bytes.is_empty());
-                    if i < tokens.len() {
-                        m.consume_token(tokens[i]).unwrap();
-                    }
-                }
-                // Back to the middle: the answer there is the same again.
-                let half = tokens.len() / 2;
-                m.rollback(tokens.len() - half);
-                assert_eq!(
-                    m.forced_bytes().unwrap().bytes,
-                    forced_from_scratch(&g, &tokens[..half]).bytes
-                );
+    each_tokenization(0xcace, |g, doc, tokens| {
+        let mut m = Matcher::new(&env().vocab, g).unwrap();
+        for i in 0..=tokens.len() {
+            let fb = m.forced_bytes().unwrap();
+            let scratch = forced_from_scratch(g, &tokens[..i]);
+            let show = |f: &earley::ForcedBytes| (f.bytes.clone(), f.stop, f.accepting, f.special);
+            assert_eq!(show(&fb), show(&scratch), "{doc} after {i} tokens");
+            if !fb.bytes.is_empty() {
+                assert_eq!(fb.next, scratch.next, "{doc} after {i} tokens");
+            }
+            assert!(scratch.next.iter().all(|b| fb.next.contains(b)));
+            // A second call at the same position is answered from the cache.
+            assert_eq!(m.forced_bytes().unwrap(), fb);
+            checked += 1;
+            nonempty += usize::from(!fb.bytes.is_empty());
+            if i < tokens.len() {
+                m.consume_token(tokens[i]).unwrap();
             }
         }
-    }
+        // Back to the middle: the answer there is the same again.
+        let half = tokens.len() / 2;
+        m.rollback(tokens.len() - half);
+        assert_eq!(m.forced_bytes().unwrap().bytes, forced_from_scratch(g, &tokens[..half]).bytes);
+    });
     assert!(checked > 200 && nonempty > 50, "{checked} {nonempty}");
 }

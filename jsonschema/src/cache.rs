@@ -15,16 +15,23 @@
 //!   itself, `And`/`Or`/`Not` combine the answers of their parts when every
 //!   part has one (so a part derivre would reject still reaches derivre and
 //!   its error); the keys left to `additionalProperties` (any key but the
-//!   listed names) are not empty;
+//!   listed names) are not empty; an intersection with a finite set of
+//!   literals (a string `enum`) is empty exactly when none of them matches
+//!   the other parts, when those parts have answers for each of them;
 //! - every other answer is computed by derivre as before and memoized for
-//!   the compilation, keyed by the regex tree's complete text form.
+//!   the compilation, keyed by the regex tree's complete text form; a
+//!   regex asked whether it matches names is compiled once and kept for
+//!   the next name (a few hundred regexes at most).
 //!
 //! The answers are those of the plain computation (a property test checks
 //! them against it), so the grammar does not change.
 
 use std::collections::HashMap;
 
-use derivre::RegexAst;
+use derivre::{Regex, RegexAst};
+
+/// The most compiled regexes a [`RegexMemo`] keeps.
+const COMPILED_REGEXES: usize = 256;
 
 /// The memo of one compilation.
 #[derive(Default)]
@@ -33,6 +40,11 @@ pub(crate) struct RegexMemo {
     empty: HashMap<String, Option<bool>>,
     /// Match answers, by (regex key, name).
     matches: HashMap<(String, String), bool>,
+    /// Regexes compiled for match questions, by key: one regex is asked
+    /// about many names (every property name against every key region),
+    /// and parsing its pattern again for each cost more than the answer.
+    /// At most [`COMPILED_REGEXES`] (then cleared).
+    compiled: HashMap<String, Option<Regex>>,
     /// Scratch space for keys.
     key: String,
     /// Tests compare the grammars built with and without the memo.
@@ -42,11 +54,20 @@ pub(crate) struct RegexMemo {
 
 /// The text form of [`crate::ir::any_key`]'s pattern.
 const ANY: &str = "(?s:.*)";
+/// One character of any kind (see [`crate::lower::any_chars`]).
+const ANY1: &str = "(?s:.)";
 
 /// Whether `ast` matches `s`, when that is known without derivre.
 pub(crate) fn quick_match(ast: &RegexAst, s: &str) -> Option<bool> {
     match ast {
         RegexAst::Regex(r) if r == ANY => Some(true),
+        // A length bound (`lower::any_chars`): `(?s:.)` is one character.
+        RegexAst::Repeat(x, lo, hi)
+            if lo <= hi && matches!(&**x, RegexAst::Regex(r) if r == ANY1) =>
+        {
+            let n = s.chars().count();
+            Some(*lo as usize <= n && (*hi == u32::MAX || n <= *hi as usize))
+        }
         RegexAst::Literal(l) => Some(l == s),
         RegexAst::EmptyString => Some(s.is_empty()),
         RegexAst::NoMatch => Some(false),
@@ -69,16 +90,23 @@ pub(crate) fn quick_match(ast: &RegexAst, s: &str) -> Option<bool> {
     }
 }
 
-/// `Some(false)` when `ast` surely matches some string, known without
-/// derivre; `None` otherwise (callers only tell `Some(true)` apart, so a
-/// non-empty answer is the only one worth knowing early).
+/// Whether `ast` matches nothing, when that is known without derivre.
 ///
-/// Besides the plain cases, this covers the key regex of the keys an
-/// object leaves to `additionalProperties`: `(?s:.*)` and not the listed
-/// names. An intersection of `(?s:.*)` and complements of finite languages
-/// is non-empty (infinitely many strings minus finitely many), as is a
-/// union with a non-empty part.
-pub(crate) fn quick_non_empty(ast: &RegexAst) -> Option<bool> {
+/// - `Some(false)` for the plain non-empty cases and the key regex of the
+///   keys an object leaves to `additionalProperties`: `(?s:.*)` and not
+///   the listed names. An intersection of `(?s:.*)` and complements of
+///   finite languages is non-empty (infinitely many strings minus finitely
+///   many), as is a union with a non-empty part.
+/// - Either answer for a finite set of literals (an `enum` or `const` of
+///   strings), alone or intersected with parts [`quick_match`] answers for
+///   each of its strings: the intersection is empty exactly when none of
+///   the strings matches every other part. `oneOf` over string enums asks
+///   this for every pair of branches; derivre would explore the whole
+///   prefix tree of both enums to answer it.
+pub(crate) fn quick_empty(ast: &RegexAst) -> Option<bool> {
+    if let Some(r) = finite_empty(ast) {
+        return Some(r);
+    }
     let infinite = |x: &RegexAst| match x {
         RegexAst::Regex(r) => r == ANY,
         RegexAst::Not(y) => is_finite(y),
@@ -88,9 +116,54 @@ pub(crate) fn quick_non_empty(ast: &RegexAst) -> Option<bool> {
         RegexAst::Literal(_) | RegexAst::EmptyString => Some(false),
         RegexAst::Regex(_) | RegexAst::Not(_) if infinite(ast) => Some(false),
         RegexAst::And(xs) if !xs.is_empty() && xs.iter().all(infinite) => Some(false),
-        RegexAst::Or(xs) if xs.iter().any(|x| quick_non_empty(x).is_some()) => Some(false),
+        RegexAst::Or(xs) if xs.iter().any(|x| quick_empty(x) == Some(false)) => Some(false),
         _ => None,
     }
+}
+
+/// The most strings of one finite set [`finite_empty`] tries.
+const FINITE_STRINGS: usize = 4096;
+
+/// The [`quick_empty`] answer for finite sets of literals.
+fn finite_empty(ast: &RegexAst) -> Option<bool> {
+    let parts = match ast {
+        RegexAst::And(xs) => xs.as_slice(),
+        x => std::slice::from_ref(x),
+    };
+    // The smallest finite set among the parts is the one to try.
+    let mut best: Option<(usize, Vec<&str>)> = None;
+    for (i, p) in parts.iter().enumerate() {
+        let mut set = Vec::new();
+        let cap = best.as_ref().map_or(FINITE_STRINGS, |(_, b)| b.len());
+        if literal_set(p, &mut set, cap) && best.as_ref().is_none_or(|(_, b)| set.len() < b.len()) {
+            best = Some((i, set));
+        }
+    }
+    let (at, set) = best?;
+    let mut empty = true;
+    for s in set {
+        let mut all = true;
+        for (i, p) in parts.iter().enumerate() {
+            if i != at {
+                all &= quick_match(p, s)?;
+            }
+        }
+        empty &= !all;
+    }
+    Some(empty)
+}
+
+/// Appends the strings of `ast` to `out` when it is a union of literals
+/// of at most `cap` strings (false otherwise; `out` is then partial).
+fn literal_set<'a>(ast: &'a RegexAst, out: &mut Vec<&'a str>, cap: usize) -> bool {
+    match ast {
+        RegexAst::Literal(l) => out.push(l),
+        RegexAst::EmptyString => out.push(""),
+        RegexAst::NoMatch => {}
+        RegexAst::Or(xs) => return xs.iter().all(|x| literal_set(x, out, cap)),
+        _ => return false,
+    }
+    out.len() <= cap
 }
 
 /// How many of `regexes` cost derivative work when intersected: all but
@@ -124,7 +197,7 @@ impl RegexMemo {
         if self.bypass {
             return compute();
         }
-        if let Some(r) = quick_non_empty(ast) {
+        if let Some(r) = quick_empty(ast) {
             return Ok(Some(r));
         }
         self.key.clear();
@@ -140,15 +213,18 @@ impl RegexMemo {
 
     /// The memoized answer to whether `ast` matches `s`, or `compute`'s
     /// (then memoized).
+    ///
+    /// `compute` answers with the regex compiled in the slot it is given,
+    /// compiling it there when the slot is empty.
     pub(crate) fn matches<E>(
         &mut self,
         ast: &RegexAst,
         s: &str,
-        compute: impl FnOnce() -> Result<bool, E>,
+        compute: impl FnOnce(&mut Option<Regex>) -> Result<bool, E>,
     ) -> Result<bool, E> {
         #[cfg(test)]
         if self.bypass {
-            return compute();
+            return compute(&mut None);
         }
         if let Some(r) = quick_match(ast, s) {
             return Ok(r);
@@ -160,7 +236,10 @@ impl RegexMemo {
             self.key = key.0;
             return Ok(r);
         }
-        let r = compute()?;
+        if !self.compiled.contains_key(&key.0) && self.compiled.len() >= COMPILED_REGEXES {
+            self.compiled.clear();
+        }
+        let r = compute(self.compiled.entry(key.0.clone()).or_default())?;
         self.matches.insert(key, r);
         Ok(r)
     }
@@ -228,7 +307,7 @@ mod tests {
     use derivre::{RegexAst, RegexBuilder};
     use proptest::prelude::*;
 
-    use super::{quick_match, quick_non_empty};
+    use super::{quick_empty, quick_match};
     use crate::{Options, build, lower};
 
     /// The plain answers: a fresh derivre regex per question.
@@ -252,6 +331,10 @@ mod tests {
             Just(RegexAst::Regex("[ab]b".to_string())),
             Just(RegexAst::EmptyString),
             Just(RegexAst::NoMatch),
+            (0..3u32, 0..4u32).prop_map(|(lo, n)| crate::lower::any_chars(
+                lo as usize,
+                (n < 3).then_some((lo + n) as usize)
+            )),
         ];
         leaf.prop_recursive(3, 16, 3, |inner| {
             prop_oneof![
@@ -269,7 +352,7 @@ mod tests {
             if let Some(m) = quick_match(&a, &s) {
                 prop_assert_eq!(m, derivre_matches(&a, &s), "{:?} on {:?}", a, s);
             }
-            if let Some(e) = quick_non_empty(&a) {
+            if let Some(e) = quick_empty(&a) {
                 prop_assert_eq!(e, derivre_empty(&a), "{:?}", a);
             }
         }
@@ -284,7 +367,7 @@ mod tests {
                 RegexAst::Regex(super::ANY.to_string()),
                 RegexAst::Not(Box::new(RegexAst::Or(names))),
             ]);
-            prop_assert_eq!(quick_non_empty(&rx), Some(false));
+            prop_assert_eq!(quick_empty(&rx), Some(false));
             prop_assert!(!derivre_empty(&rx));
         }
     }
@@ -326,7 +409,13 @@ mod tests {
             {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"},
              "properties": {"ok": true, "NO": true}, "required": ["ok"]},
             {"type": "object", "patternProperties": {"a": {"type": "integer"}, "b": {"minimum": 3}},
-             "additionalProperties": false, "required": ["ab", "zz"]}
+             "additionalProperties": false, "required": ["ab", "zz"]},
+            {"oneOf": [
+                {"oneOf": [{"enum": ["a", "b.c", "dé"]}, {"enum": ["x", "b.c"], "maxLength": 3}]},
+                {"enum": ["y", "dé", ""], "minLength": 1},
+                {"const": "zz"},
+                {"type": "string", "pattern": "^z"}
+            ]}
         ]);
         for s in schemas.as_array().unwrap() {
             same_with_and_without(s);

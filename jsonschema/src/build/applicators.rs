@@ -51,6 +51,12 @@ impl Compiler<'_> {
 
     /// True when the intersection of `a` and `b` is provably empty.
     fn disjoint(&mut self, a: &Schema, b: &Schema, depth: usize) -> Result<bool> {
+        // Two string enums: compare the strings, not every pair of them.
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        if constant_strings(a, &mut xs) && constant_strings(b, &mut ys) {
+            let xs: std::collections::HashSet<&str> = xs.into_iter().collect();
+            return Ok(!ys.iter().any(|y| xs.contains(y)));
+        }
         let saved = self.nodes;
         let (a, b) = (self.charged_clone(a)?, self.charged_clone(b)?);
         let r = match self.intersect(a, b, depth + 1) {
@@ -198,5 +204,34 @@ impl Compiler<'_> {
             acc = self.intersect(acc, Schema::any_of(branches), depth + 1)?;
         }
         Ok(acc)
+    }
+}
+
+/// Appends the strings of `s` to `out` when `s` is a union of string
+/// constants (the `enum`s and `const`s of strings), each given as a literal
+/// that its other regexes and length bounds may only keep or drop (answered
+/// without derivre); false otherwise (`out` is then partial).
+fn constant_strings<'s>(s: &'s Schema, out: &mut Vec<&'s str>) -> bool {
+    match s {
+        Schema::Never => true,
+        Schema::AnyOf(bs) => bs.iter().all(|b| constant_strings(b, out)),
+        Schema::String(st) => {
+            let Some(derivre::RegexAst::Literal(l)) = st.regexes.first() else {
+                return false;
+            };
+            let mut kept = true;
+            for r in &st.regexes[1..] {
+                match crate::cache::quick_match(r, l) {
+                    Some(m) => kept &= m,
+                    None => return false,
+                }
+            }
+            let n = l.chars().count();
+            if kept && st.min_len <= n && st.max_len.is_none_or(|m| n <= m) {
+                out.push(l);
+            }
+            true
+        }
+        _ => false,
     }
 }

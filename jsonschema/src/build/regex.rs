@@ -1,7 +1,7 @@
 //! The derivre questions of a compilation (emptiness, matches), guarded
 //! and memoized, and `pattern` translation.
 
-use derivre::{RegexAst, RegexBuilder};
+use derivre::{Regex, RegexAst, RegexBuilder};
 use serde_json::Value;
 
 use super::Compiler;
@@ -36,7 +36,7 @@ impl Compiler<'_> {
     /// Whether the regex matches `s` (memoized, see `cache.rs`).
     pub(crate) fn regex_matches(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
         let mut memo = std::mem::take(&mut self.regex_memo);
-        let r = memo.matches(ast, s, || self.regex_matches_uncached(ast, s));
+        let r = memo.matches(ast, s, |compiled| self.regex_matches_uncached(ast, s, compiled));
         self.regex_memo = memo;
         r
     }
@@ -57,17 +57,35 @@ impl Compiler<'_> {
         })
     }
 
-    /// [`regex_matches`](Self::regex_matches) computed by derivre.
-    pub(crate) fn regex_matches_uncached(&mut self, ast: &RegexAst, s: &str) -> Result<bool> {
-        self.charge_regex(ast)?;
-        self.guarded("a match", || {
-            let mut b = RegexBuilder::new();
-            let e = b
-                .mk(ast)
-                .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string()))?;
-            let mut r = b.to_regex(e);
-            Ok(r.is_match(s))
-        })
+    /// [`regex_matches`](Self::regex_matches) computed by derivre, with
+    /// `ast` compiled into `compiled` unless it holds its regex already.
+    pub(crate) fn regex_matches_uncached(
+        &mut self,
+        ast: &RegexAst,
+        s: &str,
+        compiled: &mut Option<Regex>,
+    ) -> Result<bool> {
+        if compiled.is_none() {
+            self.charge_regex(ast)?;
+        }
+        let r = self.guarded("a match", || {
+            let rx = match compiled {
+                Some(rx) => rx,
+                None => {
+                    let mut b = RegexBuilder::new();
+                    let e = b.mk(ast).map_err(|e| {
+                        self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string())
+                    })?;
+                    compiled.insert(b.into_regex(e))
+                }
+            };
+            Ok(rx.is_match(s))
+        });
+        if r.is_err() {
+            // A regex the engine failed inside is not kept.
+            *compiled = None;
+        }
+        r
     }
 
     pub(crate) fn pattern(&mut self, kw: &str, ptr: &str, p: &Value) -> Result<RegexAst> {

@@ -1,6 +1,6 @@
 //! More `oneOf` and `not` cases made exact (issue 23): negations of
 //! `prefixItems`, of draft-07 array-form `items`, of `if`/`then`/`else`
-//! and of the dependency keywords.
+//! and of the dependency keywords; string enums compared as sets.
 
 use serde_json::{Value, json};
 
@@ -72,4 +72,29 @@ fn negated_dependencies() {
         {"required": ["a"]}
     ]});
     check(s, &["{}", r#"{"a":1}"#], &[r#"{"a":1,"b":2}"#]);
+}
+
+#[test]
+fn string_enums_compared_as_sets() {
+    // Disjoint enums (proved by comparing their strings), overlapping ones
+    // (the shared strings excluded), and enums narrowed by length bounds
+    // and a pattern before they meet.
+    let s = json!({"oneOf": [
+        {"oneOf": [{"enum": ["a", "b.c", "dé"]}, {"enum": ["x", "b.c"], "maxLength": 3}]},
+        {"enum": ["y", "dé", ""], "minLength": 1},
+        {"const": "zz"},
+        {"type": "string", "pattern": "^z"}
+    ]});
+    check(
+        s,
+        &[r#""a""#, r#""x""#, r#""y""#, r#""zy""#],
+        &[r#""b.c""#, r#""dé""#, r#""zz""#, r#""""#, r#""q""#],
+    );
+    // Many strings on both sides, disjoint, as in generated scope lists.
+    let left: Vec<String> = (0..300).map(|i| format!("scope{i}.read")).collect();
+    let right: Vec<String> = (0..40).map(|i| format!("scope{i}.write")).collect();
+    let s = json!({"type": "array", "items": {"oneOf": [
+        {"type": "string", "enum": left}, {"type": "string", "enum": right}
+    ]}});
+    check(s, &[r#"["scope7.read","scope39.write"]"#], &[r#"["scope40.write"]"#]);
 }

@@ -5,33 +5,32 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use structgen::{Matcher, fill_bitmask_rows};
+use structgen::{BatchPool, Matcher};
 
 use crate::array::{Elem, Plain, View};
 use crate::matcher::{PyMatcher, check_bitmask, stop_row};
 
-/// Thread pools by size, made on first use and kept for the process.
-static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+/// Batch pools by size, made on first use and kept for the process.
+static POOLS: Mutex<Vec<Arc<BatchPool>>> = Mutex::new(Vec::new());
 
-/// The pool of `n` threads (`None`: rayon's global pool, one thread per
-/// core unless `RAYON_NUM_THREADS` says otherwise).
-fn pool(n: Option<usize>) -> PyResult<Option<Arc<rayon::ThreadPool>>> {
-    let Some(n) = n else { return Ok(None) };
-    if n == 0 {
-        return Err(PyValueError::new_err("num_threads must be at least 1"));
-    }
+/// The batch pool of `n` threads, the calling thread's included (`None`:
+/// as many as rayon's global pool has, one per core unless
+/// `RAYON_NUM_THREADS` says otherwise).
+fn pool(n: Option<usize>) -> PyResult<Arc<BatchPool>> {
+    let n = match n {
+        Some(0) => return Err(PyValueError::new_err("num_threads must be at least 1")),
+        Some(n) => n,
+        None => rayon::current_num_threads(),
+    };
     let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
-        return Ok(Some(p.clone()));
+    if let Some(p) = pools.iter().find(|p| p.threads() == n) {
+        return Ok(p.clone());
     }
-    let p = rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .thread_name(|i| format!("structgen-{i}"))
-        .build()
+    let p = BatchPool::new(n)
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start {n} threads: {e}")))?;
     let p = Arc::new(p);
-    pools.push((n, p.clone()));
-    Ok(Some(p))
+    pools.push(p.clone());
+    Ok(p)
 }
 
 /// Fills row `indices[i]` of `bitmask` for `matchers[i]`, for every `i`,
@@ -96,10 +95,7 @@ pub(crate) fn fill_next_token_bitmask_batch(
     // Each row's outcome is its matcher's state already: an error (a
     // caught panic included, `MatcherError::Panicked`) is sticky and
     // `Matcher.error` shows it.
-    py.detach(|| match &pool {
-        Some(p) => p.install(|| fill_bitmask_rows(&mut jobs)),
-        None => fill_bitmask_rows(&mut jobs),
-    });
+    py.detach(|| pool.fill_rows(&mut jobs));
     Ok(())
 }
 
@@ -193,7 +189,10 @@ pub(crate) fn test_panic(py: Python<'_>, in_pool: bool) -> PyResult<usize> {
     if !in_pool {
         boom();
     }
-    let pool = pool(Some(2))?.expect("a pool of 2 threads");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start 2 threads: {e}")))?;
     let (n, ()) = py.detach(|| pool.install(|| rayon::join(boom, || ())));
     Ok(n)
 }

@@ -330,9 +330,9 @@ def fill_next_token_bitmask_batch(
 ) -> None:
     """Fills row ``indices[i]`` (default ``i``) of ``bitmask`` for
     ``matchers[i]``, in one call that releases the GIL and computes the rows
-    in parallel: on a pool of ``num_threads`` threads (kept for the process),
-    or on rayon's global pool (one thread per core, ``RAYON_NUM_THREADS``)
-    by default. Rows not named are left untouched. A matcher that fails
+    in parallel on ``num_threads`` threads: the calling thread and
+    ``num_threads - 1`` helpers kept for the process (by default one thread
+    per core, or ``RAYON_NUM_THREADS``). Rows not named are left untouched. A matcher that fails
     gets its stop tokens in its row and its error in ``error``; the other
     rows are filled as usual. Raises ``ValueError`` for an index out of
     range or given twice and ``RuntimeError`` for a matcher listed twice."""

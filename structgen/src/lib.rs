@@ -73,7 +73,8 @@
 //!
 //! # Features
 //! - `parallel` (default): [`fill_bitmask_batch`] fills rows on rayon's
-//!   thread pool; without it, in order on the calling thread.
+//!   thread pool, [`BatchPool`] on the calling thread and helpers of its
+//!   own; without it, in order on the calling thread.
 //!
 //! # The crate family
 //! This crate composes the focused crates of the workspace and re-exports
@@ -112,6 +113,8 @@ mod vocab;
 
 pub use cache::{CacheStats, GrammarCache};
 pub use error::{Error, ErrorKind, Location};
+#[cfg(feature = "parallel")]
+pub use matcher::BatchPool;
 pub use matcher::{
     Backtrack, BatchError, DEFAULT_MAX_FORCED_BYTES, DEFAULT_MAX_SPLITS, ForcedTokens,
     MAX_SHARED_KEYS, MAX_SHARED_SPLITS, Matcher, MatcherError, SlicerStats, SplitStats, StopReason,

@@ -13,6 +13,8 @@ mod options;
 mod sliced;
 pub(crate) mod split;
 mod strict;
+#[cfg(feature = "parallel")]
+pub use bitmask::BatchPool;
 pub use bitmask::{BatchError, fill_bitmask_batch, fill_bitmask_rows};
 pub use forced::{DEFAULT_MAX_FORCED_BYTES, ForcedTokens};
 pub use options::Backtrack;

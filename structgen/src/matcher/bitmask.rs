@@ -93,6 +93,16 @@ pub fn fill_bitmask_batch(
     bitmask: &mut [u32],
     row_words: usize,
 ) -> Result<Vec<Result<(), MatcherError>>, BatchError> {
+    let mut work = split_rows(jobs, bitmask, row_words)?;
+    Ok(fill_bitmask_rows(&mut work))
+}
+
+/// Each job's matcher with its row of `bitmask`, checked.
+fn split_rows<'a>(
+    jobs: &'a mut [(&mut Matcher, usize)],
+    bitmask: &'a mut [u32],
+    row_words: usize,
+) -> Result<Vec<(&'a mut Matcher, &'a mut [u32])>, BatchError> {
     if row_words == 0 || !bitmask.len().is_multiple_of(row_words) {
         return Err(BatchError::Shape { len: bitmask.len(), row_words });
     }
@@ -109,7 +119,7 @@ pub fn fill_bitmask_batch(
         };
         work.push((&mut **matcher, words));
     }
-    Ok(fill_bitmask_rows(&mut work))
+    Ok(work)
 }
 
 /// Fills each job's row with its matcher's mask (as
@@ -145,6 +155,145 @@ pub fn fill_bitmask_rows(jobs: &mut [(&mut Matcher, &mut [u32])]) -> Vec<Result<
     #[cfg(not(feature = "parallel"))]
     let outcomes = jobs.iter_mut().map(|(m, row)| fill_one(m, row)).collect();
     outcomes
+}
+
+/// A thread pool for batch fills on which the calling thread works too.
+///
+/// [`fill_bitmask_rows`] hands the whole batch to rayon's pool and waits:
+/// each call pays a worker's wake-up before any row is filled, and another
+/// before the caller resumes. At the batch sizes engines run (tens of rows
+/// of a few microseconds each) those wake-ups are a large share of the
+/// call. A `BatchPool` of `threads` keeps `threads - 1` helper workers: the
+/// caller starts on the first row at once, the helpers join as they wake,
+/// and each thread takes the next unfilled row from a shared counter (so a
+/// slow row delays only the thread that took it). With one thread no
+/// worker is involved at all.
+///
+/// ```
+/// use structgen::{BatchPool, Grammar, Matcher, Vocabulary};
+///
+/// let vocab = Vocabulary::builder().token_list(&["a", "b", "c"]).build()?;
+/// let (ga, gb) = (Grammar::regex("a+")?, Grammar::regex("b+")?);
+/// let (mut ma, mut mb) = (Matcher::new(&vocab, &ga)?, Matcher::new(&vocab, &gb)?);
+/// let pool = BatchPool::new(2)?;
+/// let words = vocab.bitmask_words();
+/// let mut bitmask = vec![0u32; 2 * words];
+/// let outcomes = pool.fill_batch(&mut [(&mut mb, 1), (&mut ma, 0)], &mut bitmask, words)?;
+/// assert!(outcomes.iter().all(Result::is_ok));
+/// assert_eq!(bitmask, [0b001, 0b010]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(feature = "parallel")]
+pub struct BatchPool {
+    /// The helper workers (`None` for one thread).
+    helpers: Option<rayon::ThreadPool>,
+    threads: usize,
+}
+
+#[cfg(feature = "parallel")]
+impl fmt::Debug for BatchPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BatchPool").field("threads", &self.threads).finish()
+    }
+}
+
+#[cfg(feature = "parallel")]
+impl BatchPool {
+    /// A pool filling rows on `threads` threads: the caller's and
+    /// `threads - 1` helpers (named `structgen-batch-K`), started now.
+    ///
+    /// # Errors
+    /// When `threads` is 0, or the helper threads cannot be started (the
+    /// operating system's message).
+    pub fn new(threads: usize) -> Result<BatchPool, std::io::Error> {
+        if threads == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a batch pool needs at least one thread",
+            ));
+        }
+        let helpers = if threads > 1 {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads - 1)
+                .thread_name(|i| format!("structgen-batch-{i}"))
+                .build()
+                .map_err(std::io::Error::other)?;
+            Some(pool)
+        } else {
+            None
+        };
+        Ok(BatchPool { helpers, threads })
+    }
+
+    /// The threads a fill runs on, the caller's included.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// [`fill_bitmask_rows`] on this pool's threads.
+    pub fn fill_rows(
+        &self,
+        jobs: &mut [(&mut Matcher, &mut [u32])],
+    ) -> Vec<Result<(), MatcherError>> {
+        let n = jobs.len();
+        let helpers = match &self.helpers {
+            Some(h) if n > 1 => h,
+            _ => return jobs.iter_mut().map(|(m, row)| fill_one(m, row)).collect(),
+        };
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::{Mutex, PoisonError};
+        // Each row is taken by exactly one thread (the counter hands out
+        // each index once); its lock is never contended.
+        let slots: Vec<Mutex<Slot<'_>>> = jobs
+            .iter_mut()
+            .map(|(matcher, row)| Mutex::new(Slot { matcher, row, outcome: None }))
+            .collect();
+        let next = AtomicUsize::new(0);
+        let work = || {
+            while let Some(slot) = slots.get(next.fetch_add(1, Ordering::Relaxed)) {
+                let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+                let Slot { matcher, row, outcome } = &mut *slot;
+                *outcome = Some(fill_one(matcher, row));
+            }
+        };
+        helpers.in_place_scope(|scope| {
+            for _ in 0..helpers.current_num_threads().min(n - 1) {
+                scope.spawn(|_| work());
+            }
+            work();
+        });
+        slots
+            .into_iter()
+            .map(|slot| {
+                let slot = slot.into_inner().unwrap_or_else(PoisonError::into_inner);
+                // The scope returns after every thread's loop ran out of
+                // rows, so every slot holds its outcome.
+                slot.outcome.expect("every row of the batch is filled")
+            })
+            .collect()
+    }
+
+    /// [`fill_bitmask_batch`] on this pool's threads.
+    ///
+    /// # Errors
+    /// As [`fill_bitmask_batch`].
+    pub fn fill_batch(
+        &self,
+        jobs: &mut [(&mut Matcher, usize)],
+        bitmask: &mut [u32],
+        row_words: usize,
+    ) -> Result<Vec<Result<(), MatcherError>>, BatchError> {
+        let mut work = split_rows(jobs, bitmask, row_words)?;
+        Ok(self.fill_rows(&mut work))
+    }
+}
+
+/// A row of a [`BatchPool`] fill, taken by one thread.
+#[cfg(feature = "parallel")]
+struct Slot<'a> {
+    matcher: &'a mut Matcher,
+    row: &'a mut [u32],
+    outcome: Option<Result<(), MatcherError>>,
 }
 
 /// One row of a batch, with a panic caught and turned into the matcher's

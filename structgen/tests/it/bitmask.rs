@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use structgen::{
-    BatchError, Grammar, GrammarSpec, Matcher, MatcherError, Vocabulary, fill_bitmask_batch,
+    BatchError, BatchPool, Grammar, GrammarSpec, Matcher, MatcherError, Vocabulary,
+    fill_bitmask_batch,
 };
 use toktrie::{TokenId, TokenSet};
 
@@ -141,6 +142,17 @@ fn a_batch_equals_rows_filled_one_by_one() {
     let outcomes = fill_bitmask_batch(&mut jobs, &mut got, words).unwrap();
     assert!(outcomes.iter().all(Result::is_ok));
     assert_eq!(got, want, "rows 0 and {} untouched, the others equal", rows - 1);
+    // The same on batch pools: the caller alone, with one helper, with two.
+    for threads in [1, 2, 3] {
+        let pool = BatchPool::new(threads).unwrap();
+        assert_eq!(pool.threads(), threads);
+        let mut got = vec![7u32; rows * words];
+        let outcomes = pool.fill_batch(&mut jobs, &mut got, words).unwrap();
+        assert_eq!(outcomes.len(), jobs.len());
+        assert!(outcomes.iter().all(Result::is_ok));
+        assert_eq!(got, want, "{threads} threads");
+    }
+    assert!(BatchPool::new(0).is_err());
     // Caller mistakes are errors, and nothing is written.
     let mut m = Matcher::new(&vocab, &Grammar::regex("a").unwrap()).unwrap();
     let mut m2 = m.clone();
@@ -175,6 +187,12 @@ fn a_failed_matcher_fills_its_stop_tokens_and_spares_the_others() {
     let mut buf = vec![0u32; 2];
     let out = fill_bitmask_batch(&mut [(&mut bad, 0), (&mut good, 1)], &mut buf, 1).unwrap();
     assert!(out[0].is_err() && out[1].is_ok());
+    assert_eq!(buf, [0b100, 0b001]);
+    // On a batch pool, in the order of the jobs.
+    let mut buf = vec![0u32; 2];
+    let pool = BatchPool::new(2).unwrap();
+    let out = pool.fill_batch(&mut [(&mut good, 1), (&mut bad, 0)], &mut buf, 1).unwrap();
+    assert!(out[0].is_ok() && out[1].is_err());
     assert_eq!(buf, [0b100, 0b001]);
 }
 

@@ -6,7 +6,8 @@
 //!   lockstep; each step fills every session's row of one `(B, words)`
 //!   bitmask, then every session consumes its next token (not timed; a
 //!   finished session starts over with a fresh matcher, not timed either).
-//!   Ours: `fill_bitmask_batch` on a rayon pool of 1 and of 2 threads.
+//!   Ours: a `BatchPool` of 1 and of 2 threads (the caller alone; the
+//!   caller and one helper), what a Rust engine calls.
 //!   Each run compiles its schemas afresh (not timed), so that no run
 //!   finds a matcher start taught by an earlier run's walk of the same
 //!   instance (`structgen::Grammar`'s start learns from dropped matchers).
@@ -34,7 +35,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
 use serde_json::{Value, json};
-use structgen::{Grammar, GrammarCache, GrammarSpec, Matcher, Vocabulary, fill_bitmask_batch};
+use structgen::{BatchPool, Grammar, GrammarCache, GrammarSpec, Matcher, Vocabulary};
 use toktrie::TokenId;
 
 use compare::report::Report;
@@ -105,7 +106,7 @@ struct Ours {
     /// Per schema, this run's grammar.
     grammars: Vec<Grammar>,
     matchers: Vec<Matcher>,
-    pool: rayon::ThreadPool,
+    pool: BatchPool,
 }
 
 impl Side for Ours {
@@ -122,7 +123,7 @@ impl Side for Ours {
         let mut jobs: Vec<(&mut Matcher, usize)> =
             self.matchers.iter_mut().enumerate().map(|(i, m)| (m, i)).collect();
         let t = Instant::now();
-        let out = self.pool.install(|| fill_bitmask_batch(&mut jobs, bitmask, words));
+        let out = self.pool.fill_batch(&mut jobs, bitmask, words);
         let secs = t.elapsed().as_secs_f64();
         assert!(out.is_ok_and(|o| o.iter().all(Result::is_ok)), "our batch failed");
         secs
@@ -284,7 +285,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
                 vocab: vocab.clone(),
                 grammars: Vec::new(),
                 matchers: Vec::new(),
-                pool: pool(threads)?,
+                pool: BatchPool::new(threads)?,
             })
         };
         let (mut one, mut two) = (ours(1)?, ours(2)?);

@@ -14,7 +14,7 @@ use crate::ir::{DefId, NumberSchema, Schema, StringSchema};
 use crate::number;
 use crate::options::Whitespace;
 
-mod array;
+pub(crate) mod array;
 mod finish;
 mod object;
 use finish::finish;

@@ -324,3 +324,30 @@ pub(crate) fn multiple_of(d: &Decimal) -> Option<RegexAst> {
     }
     Some(RegexAst::Concat(vec![rx("-?"), RegexAst::Or(alts)]))
 }
+
+#[cfg(test)]
+mod tests {
+    /// The lexer parses these once per process (`lexer::PREPARSED`); a
+    /// pattern the lowering writes differently would be parsed again in
+    /// every lexer.
+    #[test]
+    fn the_common_number_and_text_patterns_are_preparsed() {
+        let written = [
+            super::JSON_NUMBER.to_owned(),
+            super::PLAIN_NUMBER.to_owned(),
+            super::INT_MAG.to_owned() + super::FRAC_ANY,
+            super::FRAC_ANY.to_owned(),
+            crate::lower::array::FREE_INT.to_owned(),
+            "(?s:.*)".to_owned(),
+            "true|false".to_owned(),
+        ];
+        let ws = [crate::Whitespace::bounded(), crate::Whitespace::unbounded()];
+        let ws = ws.iter().filter_map(|w| match w {
+            crate::Whitespace::Pattern(p) => Some(p.clone()),
+            _ => None,
+        });
+        for p in written.into_iter().chain(ws) {
+            assert!(lexer::PREPARSED.contains(&p.as_str()), "{p} is not preparsed");
+        }
+    }
+}

@@ -9,13 +9,59 @@
 //! (the set is hash-consed, parsing is deterministic). So [`mk`] walks the
 //! tree bottom-up in derivre's own order and parses each distinct string
 //! once: the expression set, and every id in it, is exactly what
-//! `RegexBuilder::mk` would have built.
+//! `RegexBuilder::mk` would have built. Lexers start from a builder in
+//! which the most common strings are parsed already ([`PREPARSED`]).
+
+use std::sync::OnceLock;
 
 use derivre::{ExprRef, RegexAst, RegexBuilder};
 use rustc_hash::FxHashMap;
 
 /// The expressions of the pattern strings parsed so far, by string.
 pub(crate) type Parsed = FxHashMap<String, ExprRef>;
+
+/// Pattern strings parsed once per process: every lexer starts from a copy
+/// of a builder holding them ([`common`]). They are the lexemes nearly
+/// every JSON grammar of the workspace has (structural whitespace, any
+/// text, booleans, the number forms; `structgen-jsonschema` tests that its
+/// lowering writes them exactly so), which cost 10 to 35 µs each to parse
+/// and a few hundred expressions to keep. A lexer that uses none of them
+/// carries those expressions unused: nothing walks from them (the byte
+/// classes are taken from the lexemes' own expressions).
+pub const PREPARSED: &[&str] = &[
+    r"[\x20\x0A\x0D\x09]+",
+    r"[ \t]{0,4}(\r?\n[ \t]{0,64})?",
+    "(?s:.*)",
+    "(?s:.)",
+    "true|false",
+    r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?",
+    r"-?(0|[1-9][0-9]*)(\.[0-9]+)?",
+    r"(0|[1-9][0-9]*)(\.[0-9]+)?",
+    "-?(0|[1-9][0-9]*)",
+    r"(\.[0-9]+)?",
+    r"\.0+",
+    "0*[1-9][0-9]*",
+    "[1-9][0-9]{1,}",
+];
+
+/// A builder holding [`PREPARSED`], and their expressions, made on first
+/// use. Parsing is deterministic, so a copy of it is what parsing them
+/// into a fresh builder gives.
+pub(crate) fn common() -> &'static (RegexBuilder, Parsed) {
+    static COMMON: OnceLock<(RegexBuilder, Parsed)> = OnceLock::new();
+    COMMON.get_or_init(|| {
+        let mut builder = RegexBuilder::new();
+        let mut parsed = Parsed::default();
+        for &p in PREPARSED {
+            // They all parse (a test says so); one that did not would
+            // be parsed, and fail, in the lexer that uses it.
+            if let Ok(e) = builder.mk_regex(p) {
+                parsed.insert(p.to_owned(), e);
+            }
+        }
+        (builder, parsed)
+    })
+}
 
 /// `builder.mk(ast)`, parsing each pattern string of `parsed` once; the
 /// error is derivre's message.
@@ -75,7 +121,23 @@ mod tests {
     use derivre::{JsonQuoteOptions, RegexAst, RegexBuilder};
     use proptest::prelude::*;
 
-    use super::{Parsed, mk};
+    use super::{PREPARSED, Parsed, common, mk};
+
+    #[test]
+    fn every_preparsed_pattern_parses_once() {
+        let (builder, parsed) = common();
+        assert_eq!(parsed.len(), PREPARSED.len());
+        // Building one again adds no expression: it is the one kept.
+        let mut b = builder.clone();
+        let mut again = parsed.clone();
+        let before = b.exprset().len();
+        for &p in PREPARSED {
+            let e = mk(&mut b, &mut Parsed::default(), &RegexAst::Regex(p.to_owned())).unwrap();
+            assert_eq!(Some(&e), again.get(p), "{p}");
+            again.remove(p);
+        }
+        assert_eq!(b.exprset().len(), before);
+    }
 
     fn regex() -> impl Strategy<Value = RegexAst> {
         let leaf = prop_oneof![

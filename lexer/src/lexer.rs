@@ -2,7 +2,7 @@
 //! flat (state × byte class) transition table.
 
 use derivre::raw::{DerivCache, ExprSet, NextByteCache, RelevanceCache};
-use derivre::{ExprRef, NextByte, RegexAst, RegexBuilder};
+use derivre::{ExprRef, NextByte, RegexAst};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::byteclass::ByteClasses;
@@ -198,8 +198,7 @@ impl Lexer {
         // Before any derivre work: a lexeme whose derivatives would grow
         // too wide is refused here, with its name.
         crate::width::check(spec, &limits)?;
-        let mut builder = RegexBuilder::new();
-        let mut parsed = crate::leaves::Parsed::default();
+        let (mut builder, mut parsed) = crate::leaves::common().clone();
         let mut roots = Vec::with_capacity(spec.len());
         for (i, lexeme) in spec.lexemes().iter().enumerate() {
             // A hidden stop is a look-ahead: derivre tracks how many of the
@@ -265,7 +264,8 @@ impl Lexer {
             });
         }
         let mut deriv = DerivCache::new();
-        let classes = ByteClasses::of_exprset(&mut exprs, &mut deriv);
+        let live: Vec<ExprRef> = lexemes.iter().flat_map(|l| [l.root, l.expr]).collect();
+        let classes = ByteClasses::of_exprset(&mut exprs, &mut deriv, &live);
         let class_reps = classes.representatives().into_boxed_slice();
         let class_members = classes.members().into_boxed_slice();
         let mut lexer = Lexer {

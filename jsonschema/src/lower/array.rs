@@ -212,7 +212,7 @@ impl Lowerer<'_, '_> {
 }
 
 /// The integers of a free integer item: no fraction, no exponent.
-const FREE_INT: &str = "-?(0|[1-9][0-9]*)";
+pub(crate) const FREE_INT: &str = "-?(0|[1-9][0-9]*)";
 /// The numbers of a free number item (less the zeros): no exponent.
 const FREE_NUMBER: &str = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?";
 /// Every spelling of zero without exponent.

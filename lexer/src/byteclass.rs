@@ -170,7 +170,7 @@ impl ByteClasses {
 #[cfg(test)]
 mod tests {
     use derivre::raw::DerivCache;
-    use derivre::{ExprRef, JsonQuoteOptions, RegexAst, RegexBuilder};
+    use derivre::{ExprRef, JsonQuoteOptions, RegexAst};
     use proptest::prelude::*;
     use rustc_hash::FxHashSet;
 

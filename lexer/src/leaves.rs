@@ -63,6 +63,19 @@ pub(crate) fn common() -> &'static (RegexBuilder, Parsed) {
     })
 }
 
+/// `ast` built in a copy of the builder holding [`PREPARSED`] (so those
+/// strings are not parsed again), each other pattern string parsed once:
+/// the builder and the expression, for a one-off question (is it empty,
+/// does it match a name) asked outside a lexer.
+///
+/// # Errors
+/// derivre's message for a pattern it rejects (or fails on).
+pub fn build_regex(ast: &RegexAst) -> Result<(RegexBuilder, ExprRef), String> {
+    let (mut builder, mut parsed) = common().clone();
+    let e = mk(&mut builder, &mut parsed, ast)?;
+    Ok((builder, e))
+}
+
 /// `builder.mk(ast)`, parsing each pattern string of `parsed` once; the
 /// error is derivre's message.
 pub(crate) fn mk(

@@ -46,11 +46,9 @@ impl Compiler<'_> {
         let fuel = self.options.limits.regex_fuel;
         self.charge_regex(ast)?;
         self.guarded("an emptiness check", || {
-            let mut b = RegexBuilder::new();
-            let e = b
-                .mk(ast)
-                .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string()))?;
-            match b.to_regex_limited(e, fuel) {
+            let (b, e) = lexer::build_regex(ast)
+                .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e))?;
+            match b.into_regex_limited(e, fuel) {
                 Ok(mut r) => Ok(Some(r.always_empty())),
                 Err(_) => Ok(None),
             }
@@ -72,10 +70,8 @@ impl Compiler<'_> {
             let rx = match compiled {
                 Some(rx) => rx,
                 None => {
-                    let mut b = RegexBuilder::new();
-                    let e = b.mk(ast).map_err(|e| {
-                        self.err(ErrorKind::UnsupportedPattern, "", "", e.to_string())
-                    })?;
+                    let (b, e) = lexer::build_regex(ast)
+                        .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e))?;
                     compiled.insert(b.into_regex(e))
                 }
             };

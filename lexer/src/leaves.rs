@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 pub(crate) type Parsed = FxHashMap<String, ExprRef>;
 
 /// Pattern strings parsed once per process: every lexer starts from a copy
-/// of a builder holding them ([`common`]). They are the lexemes nearly
+/// of a builder holding them (see [`build_regex`]). They are the lexemes nearly
 /// every JSON grammar of the workspace has (structural whitespace, any
 /// text, booleans, the number forms; `structgen-jsonschema` tests that its
 /// lowering writes them exactly so), which cost 10 to 35 µs each to parse

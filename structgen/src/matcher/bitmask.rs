@@ -267,8 +267,11 @@ impl BatchPool {
             .map(|slot| {
                 let slot = slot.into_inner().unwrap_or_else(PoisonError::into_inner);
                 // The scope returns after every thread's loop ran out of
-                // rows, so every slot holds its outcome.
-                slot.outcome.expect("every row of the batch is filled")
+                // rows, so every slot holds its outcome; were one empty,
+                // its row would be reported, not a panic.
+                slot.outcome.unwrap_or_else(|| {
+                    Err(MatcherError::Panicked { message: "the row was not filled".to_owned() })
+                })
             })
             .collect()
     }

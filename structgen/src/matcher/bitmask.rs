@@ -187,13 +187,12 @@ pub fn fill_bitmask_rows(jobs: &mut [(&mut Matcher, &mut [u32])]) -> Vec<Result<
 pub struct BatchPool {
     /// The helper workers (`None` for one thread).
     helpers: Option<rayon::ThreadPool>,
-    threads: usize,
 }
 
 #[cfg(feature = "parallel")]
 impl fmt::Debug for BatchPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BatchPool").field("threads", &self.threads).finish()
+        f.debug_struct("BatchPool").field("threads", &self.threads()).finish()
     }
 }
 
@@ -222,12 +221,12 @@ impl BatchPool {
         } else {
             None
         };
-        Ok(BatchPool { helpers, threads })
+        Ok(BatchPool { helpers })
     }
 
     /// The threads a fill runs on, the caller's included.
     pub fn threads(&self) -> usize {
-        self.threads
+        self.helpers.as_ref().map_or(1, |h| h.current_num_threads() + 1)
     }
 
     /// [`fill_bitmask_rows`] on this pool's threads.

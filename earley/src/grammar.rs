@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use lexer::{LexemeId, LexemeSpec, Lexer, LexerLimits, LexerSpec, RegexAst};
+use lexer::{LexemeId, LexemeSpec, Lexer, LexerLimits, LexerSpec, Preparsed, RegexAst};
 use rustc_hash::FxHashMap;
 
 use crate::error::GrammarError;
@@ -333,6 +333,13 @@ impl GrammarBuilder {
     /// than any number of matches in a row (`false`, the default).
     pub fn ignore_once(&mut self, once: bool) {
         self.ignore_once = once;
+    }
+
+    /// Makes the lexer start from `preparsed`, pattern strings the front
+    /// end parsed once for the process
+    /// ([`LexerSpec::set_preparsed`]); the language is the same.
+    pub fn preparsed(&mut self, preparsed: Arc<Preparsed>) {
+        self.lexemes.set_preparsed(preparsed);
     }
 
     /// The name of a symbol, if the id belongs to this builder.

@@ -28,8 +28,13 @@ impl Grammar {
     /// Adds this grammar's nonterminals and rules to `b`, with `lexemes[i]`
     /// standing for lexeme `i` (the caller adds the lexemes its own way),
     /// and returns the start symbol. For front-ends that embed a schema in
-    /// a larger grammar (Lark's `%json`).
+    /// a larger grammar (Lark's `%json`). When the lexemes use a `format`,
+    /// the builder's lexer is set to start from its patterns, parsed once
+    /// per process (`formats.rs`).
     pub fn add_rules(&self, b: &mut GrammarBuilder, lexemes: &[SymbolId]) -> SymbolId {
+        if let Some(set) = crate::formats::preparsed_for(self.lexemes.iter().map(|l| &l.regex)) {
+            b.preparsed(set);
+        }
         let nts: Vec<SymbolId> =
             self.nonterminals.iter().map(|n| b.add_nonterminal(&n.name)).collect();
         let map = |s: &Symbol| match s {

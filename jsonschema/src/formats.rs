@@ -5,7 +5,11 @@
 //! (`xn--`) host labels are left out because checking them exactly is not regular
 //! or not worth the size.
 
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
 use derivre::RegexAst;
+use lexer::Preparsed;
 
 fn date() -> String {
     let leap = "([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)";
@@ -207,6 +211,109 @@ pub(crate) fn lookup_superset(name: &str) -> Option<RegexAst> {
     }
 }
 
+/// Every format name [`lookup`] knows.
+const KNOWN: &[&str] = &[
+    "date",
+    "time",
+    "date-time",
+    "duration",
+    "ipv4",
+    "ipv6",
+    "uuid",
+    "uri",
+    "iri",
+    "uri-template",
+    "uri-reference",
+    "iri-reference",
+    "json-pointer",
+    "regex",
+    "relative-json-pointer",
+    "hostname",
+    "idn-hostname",
+    "email",
+    "idn-email",
+];
+
+/// The pattern strings of `ast`.
+fn patterns_of(ast: &RegexAst, out: &mut Vec<String>) {
+    let mut todo = vec![ast];
+    while let Some(a) = todo.pop() {
+        if let RegexAst::Regex(s) = a {
+            out.push(s.clone());
+        }
+        todo.extend(a.get_args());
+    }
+}
+
+/// The formats' pattern groups (each the pattern strings of a format's
+/// regex and of its superset; formats with the same strings share one),
+/// and which groups each pattern string is in.
+struct Groups {
+    groups: Vec<Vec<String>>,
+    owners: HashMap<String, Vec<usize>>,
+}
+
+fn groups() -> &'static Groups {
+    static GROUPS: OnceLock<Groups> = OnceLock::new();
+    GROUPS.get_or_init(|| {
+        let mut groups: Vec<Vec<String>> = Vec::new();
+        for &name in KNOWN {
+            let mut g = Vec::new();
+            for ast in [lookup(name), lookup_superset(name)].into_iter().flatten() {
+                patterns_of(&ast, &mut g);
+            }
+            g.sort();
+            g.dedup();
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
+        }
+        let mut owners: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, g) in groups.iter().enumerate() {
+            for p in g {
+                owners.entry(p.clone()).or_default().push(i);
+            }
+        }
+        Groups { groups, owners }
+    })
+}
+
+/// The pattern strings a lexer (or an emptiness check) over `asts` should
+/// start from parsed: the group of the format whose patterns make up most
+/// of the text `asts` use, parsed once per process on first use, or `None`
+/// when they use no format. Parsing a format's regex costs far more than
+/// copying it (a URI regex takes about half a millisecond to parse, and
+/// `format: uri` is in one MaskBench schema of thirteen); only one group
+/// is copied, so a second format in the same grammar is parsed as before.
+/// A group is parsed when a grammar first uses it, so a process pays for
+/// the formats it meets, once.
+pub(crate) fn preparsed_for<'a>(
+    asts: impl IntoIterator<Item = &'a RegexAst>,
+) -> Option<Arc<Preparsed>> {
+    static SETS: OnceLock<Vec<OnceLock<Arc<Preparsed>>>> = OnceLock::new();
+    let Groups { groups, owners } = groups();
+    let mut score = vec![0usize; groups.len()];
+    let mut todo: Vec<&RegexAst> = asts.into_iter().collect();
+    while let Some(a) = todo.pop() {
+        if let RegexAst::Regex(s) = a
+            && let Some(gs) = owners.get(s.as_str())
+        {
+            gs.iter().for_each(|&g| score[g] += s.len());
+        }
+        todo.extend(a.get_args());
+    }
+    let (best, &top) = score.iter().enumerate().max_by_key(|&(i, &x)| (x, usize::MAX - i))?;
+    if top == 0 {
+        return None;
+    }
+    let sets = SETS.get_or_init(|| groups.iter().map(|_| OnceLock::new()).collect());
+    let set = sets[best].get_or_init(|| {
+        let refs: Vec<&str> = groups[best].iter().map(String::as_str).collect();
+        Arc::new(Preparsed::new(&refs))
+    });
+    Some(set.clone())
+}
+
 fn lookup_text(name: &str) -> Option<String> {
     Some(match name {
         "date" => date(),
@@ -228,4 +335,43 @@ fn lookup_text(name: &str) -> Option<String> {
         "relative-json-pointer" => "(0|[1-9][0-9]*)(#|(/([^/~]|~[01])*)*)".to_string(),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use derivre::RegexAst;
+
+    use std::sync::Arc;
+
+    use super::{KNOWN, lookup, lookup_superset, patterns_of, preparsed_for};
+
+    #[test]
+    fn a_format_regex_starts_from_its_group_parsed_once() {
+        for &name in KNOWN {
+            let own = lookup(name).unwrap_or_else(|| panic!("{name} is known"));
+            let superset = lookup_superset(name).unwrap_or_else(|| panic!("{name} has a superset"));
+            let set = preparsed_for([&own]).unwrap_or_else(|| panic!("{name} has a group"));
+            let (mut mine, mut sup) = (Vec::new(), Vec::new());
+            patterns_of(&own, &mut mine);
+            patterns_of(&superset, &mut sup);
+            for p in mine.iter().chain(&sup) {
+                assert!(set.contains(p), "{name}: {p}");
+            }
+            // Parsed once: the same set the next time.
+            assert!(Arc::ptr_eq(&set, &preparsed_for([&own]).unwrap()), "{name}");
+        }
+        assert!(lookup("not-a-format").is_none());
+        let plain = RegexAst::Regex("[a-z]+".to_owned());
+        assert!(preparsed_for([&plain]).is_none());
+    }
+
+    #[test]
+    fn the_group_holding_most_of_the_text_wins() {
+        // An e-mail address uses the host-name patterns too, and more.
+        let email = lookup("email").unwrap();
+        let set = preparsed_for([&email, &lookup("hostname").unwrap()]).unwrap();
+        let mut mine = Vec::new();
+        patterns_of(&email, &mut mine);
+        assert!(mine.iter().all(|p| set.contains(p)));
+    }
 }

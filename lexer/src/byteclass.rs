@@ -241,7 +241,7 @@ mod tests {
         #[test]
         fn same_classes_as_the_plain_computation(rxs in prop::collection::vec(regex(), 1..5)) {
             // The lexers' builders hold the preparsed patterns too, unused.
-            let (mut builder, _) = crate::leaves::common().clone();
+            let (mut builder, _) = crate::leaves::Preparsed::common().start();
             let roots: Vec<ExprRef> = rxs.iter().map(|r| builder.mk(r).unwrap()).collect();
             let mut a = builder.into_exprset();
             let mut b = a.clone();

@@ -12,7 +12,7 @@
 //! `RegexBuilder::mk` would have built. Lexers start from a builder in
 //! which the most common strings are parsed already ([`PREPARSED`]).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use derivre::{ExprRef, RegexAst, RegexBuilder};
 use rustc_hash::FxHashMap;
@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 pub(crate) type Parsed = FxHashMap<String, ExprRef>;
 
 /// Pattern strings parsed once per process: every lexer starts from a copy
-/// of a builder holding them (see [`build_regex`]). They are the lexemes nearly
+/// of a builder holding them ([`Preparsed::common`]). They are the lexemes nearly
 /// every JSON grammar of the workspace has (structural whitespace, any
 /// text, booleans, the number forms; `structgen-jsonschema` tests that its
 /// lowering writes them exactly so), which cost 10 to 35 µs each to parse
@@ -44,36 +44,128 @@ pub const PREPARSED: &[&str] = &[
     "[1-9][0-9]{1,}",
 ];
 
-/// A builder holding [`PREPARSED`], and their expressions, made on first
-/// use. Parsing is deterministic, so a copy of it is what parsing them
-/// into a fresh builder gives.
-pub(crate) fn common() -> &'static (RegexBuilder, Parsed) {
-    static COMMON: OnceLock<(RegexBuilder, Parsed)> = OnceLock::new();
-    COMMON.get_or_init(|| {
+/// Pattern strings parsed once per process: a derivre builder holding
+/// their expressions, which a lexer (or a one-off regex) starts from as a
+/// copy instead of parsing them again.
+///
+/// [`Preparsed::common`] holds [`PREPARSED`] and is what every lexer
+/// starts from by default. A front end whose grammars share longer
+/// patterns (JSON Schema `format`s: a URI regex takes half a millisecond
+/// to parse) makes its own with [`Preparsed::new`], keeps it for the
+/// process, and hands it to its lexers ([`LexerSpec::set_preparsed`](crate::LexerSpec::set_preparsed)).
+/// A copy of it is taken only for lexemes that use one of its own
+/// patterns; the others start from the common one, so a larger set costs
+/// nothing to grammars that do not use it.
+///
+/// Parsing is deterministic and the set is hash-consed, so starting from a
+/// copy builds the same language as parsing into a fresh builder (the
+/// expression ids differ, which nothing outside the lexer sees).
+pub struct Preparsed {
+    builder: RegexBuilder,
+    parsed: Parsed,
+    /// Whether it holds patterns beyond [`PREPARSED`].
+    extended: bool,
+}
+
+impl std::fmt::Debug for Preparsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Preparsed")
+            .field("patterns", &self.parsed.len())
+            .field("expressions", &self.builder.exprset().len())
+            .finish()
+    }
+}
+
+impl Preparsed {
+    /// [`PREPARSED`] and `patterns`, each parsed once. A pattern that does
+    /// not parse is left out: a lexeme using it fails in its own lexer,
+    /// with its own name.
+    pub fn new(patterns: &[&str]) -> Preparsed {
         let mut builder = RegexBuilder::new();
         let mut parsed = Parsed::default();
-        for &p in PREPARSED {
-            // They all parse (a test says so); one that did not would
-            // be parsed, and fail, in the lexer that uses it.
+        for &p in PREPARSED.iter().chain(patterns) {
+            if parsed.contains_key(p) {
+                continue;
+            }
             if let Ok(e) = builder.mk_regex(p) {
                 parsed.insert(p.to_owned(), e);
             }
         }
-        (builder, parsed)
-    })
+        Preparsed { builder, parsed, extended: !patterns.is_empty() }
+    }
+
+    /// The set holding [`PREPARSED`], made on first use.
+    pub fn common() -> &'static Arc<Preparsed> {
+        static COMMON: OnceLock<Arc<Preparsed>> = OnceLock::new();
+        COMMON.get_or_init(|| Arc::new(Preparsed::new(&[])))
+    }
+
+    /// The number of pattern strings held.
+    pub fn len(&self) -> usize {
+        self.parsed.len()
+    }
+
+    /// Whether it holds no pattern (never true: [`PREPARSED`] parse).
+    pub fn is_empty(&self) -> bool {
+        self.parsed.is_empty()
+    }
+
+    /// Whether `pattern` is held, parsed.
+    pub fn contains(&self, pattern: &str) -> bool {
+        self.parsed.contains_key(pattern)
+    }
+
+    /// The set to copy for `asts`: this one when one of them uses a
+    /// pattern only it holds, else the common one (smaller to copy).
+    pub(crate) fn for_asts<'a>(
+        self: &'a Arc<Preparsed>,
+        asts: impl IntoIterator<Item = &'a RegexAst>,
+    ) -> &'a Preparsed {
+        let common = Preparsed::common();
+        if !self.extended {
+            return self;
+        }
+        let mut todo: Vec<&RegexAst> = asts.into_iter().collect();
+        while let Some(a) = todo.pop() {
+            if let RegexAst::Regex(s) = a
+                && self.parsed.contains_key(s.as_str())
+                && !common.parsed.contains_key(s.as_str())
+            {
+                return self;
+            }
+            todo.extend(a.get_args());
+        }
+        common
+    }
+
+    /// A copy of the builder and of its parsed patterns.
+    pub(crate) fn start(&self) -> (RegexBuilder, Parsed) {
+        (self.builder.clone(), self.parsed.clone())
+    }
+
+    /// `ast` built in a copy of this set (or of the common one when `ast`
+    /// uses none of its own patterns), each other pattern string parsed
+    /// once: the builder and the expression, for a one-off question (is
+    /// it empty, does it match a name) asked outside a lexer.
+    ///
+    /// # Errors
+    /// derivre's message for a pattern it rejects (or fails on).
+    pub fn build_regex(
+        self: &Arc<Preparsed>,
+        ast: &RegexAst,
+    ) -> Result<(RegexBuilder, ExprRef), String> {
+        let (mut builder, mut parsed) = self.for_asts([ast]).start();
+        let e = mk(&mut builder, &mut parsed, ast)?;
+        Ok((builder, e))
+    }
 }
 
-/// `ast` built in a copy of the builder holding [`PREPARSED`] (so those
-/// strings are not parsed again), each other pattern string parsed once:
-/// the builder and the expression, for a one-off question (is it empty,
-/// does it match a name) asked outside a lexer.
+/// [`Preparsed::build_regex`] on the common set.
 ///
 /// # Errors
 /// derivre's message for a pattern it rejects (or fails on).
 pub fn build_regex(ast: &RegexAst) -> Result<(RegexBuilder, ExprRef), String> {
-    let (mut builder, mut parsed) = common().clone();
-    let e = mk(&mut builder, &mut parsed, ast)?;
-    Ok((builder, e))
+    Preparsed::common().build_regex(ast)
 }
 
 /// `builder.mk(ast)`, parsing each pattern string of `parsed` once; the
@@ -134,15 +226,13 @@ mod tests {
     use derivre::{JsonQuoteOptions, RegexAst, RegexBuilder};
     use proptest::prelude::*;
 
-    use super::{PREPARSED, Parsed, common, mk};
+    use super::{PREPARSED, Parsed, Preparsed, mk};
 
     #[test]
     fn every_preparsed_pattern_parses_once() {
-        let (builder, parsed) = common();
-        assert_eq!(parsed.len(), PREPARSED.len());
+        let (mut b, mut again) = Preparsed::common().start();
+        assert_eq!(again.len(), PREPARSED.len());
         // Building one again adds no expression: it is the one kept.
-        let mut b = builder.clone();
-        let mut again = parsed.clone();
         let before = b.exprset().len();
         for &p in PREPARSED {
             let e = mk(&mut b, &mut Parsed::default(), &RegexAst::Regex(p.to_owned())).unwrap();

@@ -198,7 +198,10 @@ impl Lexer {
         // Before any derivre work: a lexeme whose derivatives would grow
         // too wide is refused here, with its name.
         crate::width::check(spec, &limits)?;
-        let (mut builder, mut parsed) = crate::leaves::common().clone();
+        let (mut builder, mut parsed) = spec
+            .preparsed()
+            .for_asts(spec.lexemes().iter().flat_map(|l| [&l.regex].into_iter().chain(&l.stop)))
+            .start();
         let mut roots = Vec::with_capacity(spec.len());
         for (i, lexeme) in spec.lexemes().iter().enumerate() {
             // A hidden stop is a look-ahead: derivre tracks how many of the

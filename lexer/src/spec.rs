@@ -1,6 +1,10 @@
 //! What a lexer recognizes: lexemes (named regular expressions) and limits.
 
+use std::sync::Arc;
+
 use derivre::RegexAst;
+
+use crate::Preparsed;
 
 /// The index of a lexeme in its [`LexerSpec`], dense from 0.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
@@ -194,6 +198,9 @@ impl LexerLimits {
 #[derive(Clone, Debug, Default)]
 pub struct LexerSpec {
     lexemes: Vec<LexemeSpec>,
+    /// The pattern strings its lexer starts from parsed (`None`: the
+    /// common ones).
+    preparsed: Option<Arc<Preparsed>>,
 }
 
 impl LexerSpec {
@@ -227,6 +234,18 @@ impl LexerSpec {
     /// All lexemes in id order.
     pub fn lexemes(&self) -> &[LexemeSpec] {
         &self.lexemes
+    }
+
+    /// Makes its lexer start from `preparsed` (a set a front end keeps for
+    /// the process) instead of [`Preparsed::common`]; the language is the
+    /// same, only the patterns it holds are not parsed again.
+    pub fn set_preparsed(&mut self, preparsed: Arc<Preparsed>) {
+        self.preparsed = Some(preparsed);
+    }
+
+    /// The pattern strings its lexer starts from parsed.
+    pub fn preparsed(&self) -> &Arc<Preparsed> {
+        self.preparsed.as_ref().unwrap_or_else(|| Preparsed::common())
     }
 }
 

@@ -4,6 +4,7 @@
 extern crate structgen_lexer as lexer;
 
 mod key;
+mod preparsed;
 mod probe;
 mod prop;
 mod stop;

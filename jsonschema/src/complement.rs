@@ -6,6 +6,8 @@
 //! expressible complement contributes one; annotations and unknown keywords
 //! contribute nothing; any other assertion keyword is an error.
 
+use std::sync::Arc;
+
 use derivre::RegexAst;
 use serde_json::Value;
 
@@ -115,10 +117,10 @@ impl Compiler<'_> {
                 "required" => {
                     let mut bs: Vec<Schema> = non_objects();
                     for r in val.as_array().into_iter().flatten().filter_map(Value::as_str) {
-                        bs.push(Schema::Object(ObjectSchema {
+                        bs.push(Schema::Object(Arc::new(ObjectSchema {
                             properties: vec![(r.to_string(), Schema::Never)],
                             ..ObjectSchema::default()
-                        }));
+                        })));
                     }
                     if bs.len() == 5 {
                         continue;
@@ -133,11 +135,11 @@ impl Compiler<'_> {
                         if c.is_never() {
                             continue;
                         }
-                        bs.push(Schema::Object(ObjectSchema {
+                        bs.push(Schema::Object(Arc::new(ObjectSchema {
                             properties: vec![(p.clone(), c)],
                             required: vec![p.clone()],
                             ..ObjectSchema::default()
-                        }));
+                        })));
                     }
                     Schema::any_of(bs)
                 }
@@ -248,11 +250,11 @@ impl Compiler<'_> {
                         }
                         let mut prefix = vec![Schema::Any; i];
                         prefix.push(c);
-                        bs.push(Schema::Array(ArraySchema {
+                        bs.push(Schema::Array(Arc::new(ArraySchema {
                             prefix,
                             min: i + 1,
                             ..ArraySchema::default()
-                        }));
+                        })));
                     }
                     Schema::any_of(bs)
                 }
@@ -264,7 +266,10 @@ impl Compiler<'_> {
                     if c.is_never() {
                         continue;
                     }
-                    Schema::Array(ArraySchema { contains: vec![(c, 1)], ..ArraySchema::default() })
+                    Schema::Array(Arc::new(ArraySchema {
+                        contains: vec![(c, 1)],
+                        ..ArraySchema::default()
+                    }))
                 }
                 "oneOf" => {
                     // Not exactly one: none of the branches, or at least two.
@@ -291,7 +296,10 @@ impl Compiler<'_> {
                 }
                 "contains" if !m.contains_key("minContains") && !m.contains_key("maxContains") => {
                     let c = self.complement(val, &kptr, depth + 1)?;
-                    Schema::Array(ArraySchema { items: Box::new(c), ..ArraySchema::default() })
+                    Schema::Array(Arc::new(ArraySchema {
+                        items: Box::new(c),
+                        ..ArraySchema::default()
+                    }))
                 }
                 "multipleOf" => {
                     let Some(n) = val.as_number() else { return inexpressible(self, k) };
@@ -319,9 +327,13 @@ impl Compiler<'_> {
                         (n + 1, None)
                     };
                     if k.ends_with("Items") {
-                        Schema::Array(ArraySchema { min, max, ..ArraySchema::default() })
+                        Schema::Array(Arc::new(ArraySchema { min, max, ..ArraySchema::default() }))
                     } else {
-                        Schema::Object(ObjectSchema { min, max, ..ObjectSchema::default() })
+                        Schema::Object(Arc::new(ObjectSchema {
+                            min,
+                            max,
+                            ..ObjectSchema::default()
+                        }))
                     }
                 }
                 "anyOf" => {
@@ -386,13 +398,13 @@ impl Compiler<'_> {
                                         continue;
                                     }
                                     o.properties.push((n.to_string(), Schema::Never));
-                                    bs.push(Schema::Object(o));
+                                    bs.push(Schema::Object(Arc::new(o)));
                                 }
                             }
                             dep if k != "dependentRequired" => {
                                 let dptr = format!("{kptr}/{}", escape_token(prop));
                                 let c = self.complement(dep, &dptr, depth + 1)?;
-                                let o = Schema::Object(present());
+                                let o = Schema::Object(Arc::new(present()));
                                 bs.push(self.intersect(o, c, depth + 1)?);
                             }
                             _ => return inexpressible(self, k),
@@ -423,7 +435,7 @@ impl Compiler<'_> {
 
 /// Objects with at least one member whose key matches `rx` and value `s`.
 fn witness(rx: RegexAst, s: Schema) -> Schema {
-    Schema::Object(ObjectSchema { witnesses: vec![(rx, s)], ..ObjectSchema::default() })
+    Schema::Object(Arc::new(ObjectSchema { witnesses: vec![(rx, s)], ..ObjectSchema::default() }))
 }
 
 fn non_objects() -> Vec<Schema> {

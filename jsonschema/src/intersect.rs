@@ -1,5 +1,7 @@
 //! Intersection of normalized schemas (`allOf`, sibling keywords, `$ref` siblings).
 
+use std::sync::Arc;
+
 use derivre::RegexAst;
 
 use crate::build::Compiler;
@@ -126,8 +128,12 @@ impl Compiler<'_> {
                     Schema::String(s)
                 }
             }
-            (Schema::Array(a), Schema::Array(b)) => self.intersect_arrays(a, b, depth)?,
-            (Schema::Object(a), Schema::Object(b)) => self.intersect_objects(a, b, depth)?,
+            (Schema::Array(a), Schema::Array(b)) => {
+                self.intersect_arrays(Arc::unwrap_or_clone(a), Arc::unwrap_or_clone(b), depth)?
+            }
+            (Schema::Object(a), Schema::Object(b)) => {
+                self.intersect_objects(Arc::unwrap_or_clone(a), Arc::unwrap_or_clone(b), depth)?
+            }
             _ => Schema::Never,
         })
     }
@@ -302,7 +308,7 @@ pub(crate) fn normalize_array(mut a: ArraySchema) -> Schema {
     if a.max.is_some_and(|m| m < a.min) {
         return Schema::Never;
     }
-    Schema::Array(a)
+    Schema::Array(Arc::new(a))
 }
 
 /// Detects the obviously empty objects.
@@ -317,5 +323,5 @@ pub(crate) fn normalize_object(o: ObjectSchema) -> Schema {
             return Schema::Never;
         }
     }
-    Schema::Object(o)
+    Schema::Object(Arc::new(o))
 }

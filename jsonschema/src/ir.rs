@@ -1,5 +1,7 @@
 //! The normalized schema: a union of typed schemas, with `$ref`s kept for recursion.
 
+use std::sync::Arc;
+
 use derivre::RegexAst;
 
 use crate::number::{Bound, Decimal};
@@ -19,8 +21,10 @@ pub(crate) enum Schema {
     Boolean(Option<bool>),
     Number(NumberSchema),
     String(StringSchema),
-    Array(ArraySchema),
-    Object(ObjectSchema),
+    /// Shared: copies of a schema share its containers until one is
+    /// changed (`Arc::make_mut`), so a copy costs one count.
+    Array(Arc<ArraySchema>),
+    Object(Arc<ObjectSchema>),
     /// A union.
     AnyOf(Vec<Schema>),
     /// The schema of a definition (a `$ref` target), compiled once.
@@ -205,8 +209,8 @@ impl Schema {
             "integer" => Schema::Number(NumberSchema { integer: true, ..NumberSchema::default() }),
             "number" => Schema::Number(NumberSchema::default()),
             "string" => Schema::String(StringSchema::default()),
-            "array" => Schema::Array(ArraySchema::default()),
-            "object" => Schema::Object(ObjectSchema::default()),
+            "array" => Schema::Array(Arc::new(ArraySchema::default())),
+            "object" => Schema::Object(Arc::new(ObjectSchema::default())),
             _ => return None,
         })
     }

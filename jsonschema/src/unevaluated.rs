@@ -15,6 +15,8 @@
 //! reject an instance whose keys are evaluated by different branches: a
 //! stricter grammar, never a looser one.
 
+use std::sync::Arc;
+
 use derivre::RegexAst;
 use serde_json::{Map, Value};
 
@@ -113,7 +115,7 @@ impl Compiler<'_> {
                     regions.push((rest, u.clone()));
                 }
                 let c = ObjectSchema { regions, evaluated: any_key(), ..ObjectSchema::default() };
-                self.intersect(Schema::Object(o), Schema::Object(c), depth + 1)?
+                self.intersect(Schema::Object(o), Schema::Object(Arc::new(c)), depth + 1)?
             }
             Schema::Array(a) if !objects => {
                 if a.evaluated == usize::MAX {
@@ -127,7 +129,7 @@ impl Compiler<'_> {
                     evaluated: usize::MAX,
                     ..ArraySchema::default()
                 };
-                self.intersect(Schema::Array(a), Schema::Array(c), depth + 1)?
+                self.intersect(Schema::Array(a), Schema::Array(Arc::new(c)), depth + 1)?
             }
             s => s,
         })
@@ -153,10 +155,15 @@ impl Compiler<'_> {
                 let s = self.resolve_def(d, depth + 1)?;
                 self.clear_evaluated(s, depth + 1)?
             }
-            Schema::Object(o) => Schema::Object(ObjectSchema { evaluated: RegexAst::NoMatch, ..o }),
-            Schema::Array(a) => {
-                Schema::Array(ArraySchema { evaluated: 0, evaluated_contains: Vec::new(), ..a })
-            }
+            Schema::Object(o) => Schema::Object(Arc::new(ObjectSchema {
+                evaluated: RegexAst::NoMatch,
+                ..Arc::unwrap_or_clone(o)
+            })),
+            Schema::Array(a) => Schema::Array(Arc::new(ArraySchema {
+                evaluated: 0,
+                evaluated_contains: Vec::new(),
+                ..Arc::unwrap_or_clone(a)
+            })),
             s => s,
         })
     }

@@ -1,6 +1,8 @@
 //! `oneOf` (disjointness proofs and complements), `if`/`then`/`else` and
 //! the dependency keywords.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::{Compiler, ptr_join};
@@ -168,14 +170,14 @@ impl Compiler<'_> {
         let kptr = ptr_join(ptr, k);
         let mut acc = Schema::Any;
         for (prop, dep) in m {
-            let absent = Schema::Object(ObjectSchema {
+            let absent = Schema::Object(Arc::new(ObjectSchema {
                 properties: vec![(prop.clone(), Schema::Never)],
                 ..ObjectSchema::default()
-            });
-            let present = Schema::Object(ObjectSchema {
+            }));
+            let present = Schema::Object(Arc::new(ObjectSchema {
                 required: vec![prop.clone()],
                 ..ObjectSchema::default()
-            });
+            }));
             let then = match dep {
                 Value::Array(names) if k != "dependentSchemas" => {
                     let mut req = vec![prop.clone()];
@@ -185,7 +187,10 @@ impl Compiler<'_> {
                         })?;
                         req.push(n.to_string());
                     }
-                    Schema::Object(ObjectSchema { required: req, ..ObjectSchema::default() })
+                    Schema::Object(Arc::new(ObjectSchema {
+                        required: req,
+                        ..ObjectSchema::default()
+                    }))
                 }
                 _ if k == "dependentRequired" => {
                     return Err(self.invalid(k, ptr, "values must be arrays of names"));

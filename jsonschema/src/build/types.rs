@@ -1,5 +1,7 @@
 //! The typed core: `type` and the per-type keywords, and `const`/`enum` values.
 
+use std::sync::Arc;
+
 use derivre::RegexAst;
 use serde_json::{Map, Value};
 
@@ -34,25 +36,25 @@ impl Compiler<'_> {
                 for x in a {
                     prefix.push(self.constant(x, ptr)?);
                 }
-                Schema::Array(ArraySchema {
+                Schema::Array(Arc::new(ArraySchema {
                     min: a.len(),
                     max: Some(a.len()),
                     prefix,
                     items: Box::new(Schema::Never),
                     ..ArraySchema::default()
-                })
+                }))
             }
             Value::Object(m) => {
                 let mut properties = Vec::with_capacity(m.len());
                 for (k, x) in m {
                     properties.push((k.clone(), self.constant(x, ptr)?));
                 }
-                Schema::Object(ObjectSchema {
+                Schema::Object(Arc::new(ObjectSchema {
                     required: m.keys().cloned().collect(),
                     properties,
                     regions: Vec::new(),
                     ..ObjectSchema::default()
-                })
+                }))
             }
         })
     }

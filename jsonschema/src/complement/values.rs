@@ -41,6 +41,8 @@
 //! a value equal to a listed constant, in whatever order its keys come);
 //! in any order it is exact.
 
+use std::sync::Arc;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -124,16 +126,16 @@ impl Compiler<'_> {
         let mut lo = 0;
         for (n, group) in by_len {
             if n > lo {
-                out.push(Schema::Array(ArraySchema {
+                out.push(Schema::Array(Arc::new(ArraySchema {
                     min: lo,
                     max: Some(n - 1),
                     ..ArraySchema::default()
-                }));
+                })));
             }
             lo = n + 1;
             self.tuples_except(group, n, &mut out, ptr, depth)?;
         }
-        out.push(Schema::Array(ArraySchema { min: lo, ..ArraySchema::default() }));
+        out.push(Schema::Array(Arc::new(ArraySchema { min: lo, ..ArraySchema::default() })));
         self.check_branches(out.len())?;
         Ok(Schema::any_of(out))
     }
@@ -187,13 +189,13 @@ impl Compiler<'_> {
         self.charge(n - prefix.len())?;
         prefix.resize(n, Schema::Any);
         prefix[j] = s;
-        Ok(Schema::Array(ArraySchema {
+        Ok(Schema::Array(Arc::new(ArraySchema {
             prefix,
             items: Box::new(Schema::Never),
             min: n,
             max: Some(n),
             ..ArraySchema::default()
-        }))
+        })))
     }
 
     /// The objects other than the listed ones (`objects`, all objects).
@@ -220,7 +222,7 @@ impl Compiler<'_> {
                 o.properties.iter().position(|(p, s)| p == k && matches!(s, Schema::Any))
             };
             match group[..] {
-                [] => out.push(Schema::Object(context)),
+                [] => out.push(Schema::Object(Arc::new(context))),
                 [only] => {
                     let open: Vec<(usize, &Value)> = only
                         .iter()
@@ -230,14 +232,14 @@ impl Compiler<'_> {
                     for (p, v) in open {
                         let mut lacks = self.copy_object(&context)?;
                         lacks.properties[p].1 = Schema::Never;
-                        out.push(Schema::Object(lacks));
+                        out.push(Schema::Object(Arc::new(lacks)));
                         let c = self.complement_values(&[v], ptr, depth + 1)?;
-                        out.push(Schema::Object(self.decide(&context, p, c)?));
+                        out.push(Schema::Object(Arc::new(self.decide(&context, p, c)?)));
                     }
                     let mut more = self.copy_object(&context)?;
                     more.properties.retain(|(_, s)| !matches!(s, Schema::Any));
                     more.min = only.len() + 1;
-                    out.push(Schema::Object(more));
+                    out.push(Schema::Object(Arc::new(more)));
                 }
                 _ => {
                     // Distinct objects that agree on the decided names
@@ -255,7 +257,7 @@ impl Compiler<'_> {
                     let parts = self.group_by(with, ptr)?;
                     let values: Vec<&Value> = parts.iter().map(|(v, _)| *v).collect();
                     let c = self.complement_values(&values, ptr, depth + 1)?;
-                    out.push(Schema::Object(self.decide(&context, p, c)?));
+                    out.push(Schema::Object(Arc::new(self.decide(&context, p, c)?)));
                     for (v, same) in parts {
                         let c = self.constant(v, ptr)?;
                         todo.push((same, self.decide(&context, p, c)?));

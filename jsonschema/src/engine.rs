@@ -25,6 +25,16 @@ impl Grammar {
         b.build(start, limits)
     }
 
+    /// The pattern strings this grammar's lexer starts from parsed, when
+    /// its lexemes use a `format` (each format's regexes are parsed once
+    /// per process; see `lexer::Preparsed`). [`add_rules`](Grammar::add_rules)
+    /// sets it; a caller building its own `lexer::LexerSpec` from
+    /// [`lexemes`](Grammar::lexemes) sets it with
+    /// `LexerSpec::set_preparsed`.
+    pub fn preparsed(&self) -> Option<std::sync::Arc<lexer::Preparsed>> {
+        crate::formats::preparsed_for(self.lexemes.iter().map(|l| &l.regex))
+    }
+
     /// Adds this grammar's nonterminals and rules to `b`, with `lexemes[i]`
     /// standing for lexeme `i` (the caller adds the lexemes its own way),
     /// and returns the start symbol. For front-ends that embed a schema in
@@ -32,7 +42,7 @@ impl Grammar {
     /// the builder's lexer is set to start from its patterns, parsed once
     /// per process (`formats.rs`).
     pub fn add_rules(&self, b: &mut GrammarBuilder, lexemes: &[SymbolId]) -> SymbolId {
-        if let Some(set) = crate::formats::preparsed_for(self.lexemes.iter().map(|l| &l.regex)) {
+        if let Some(set) = self.preparsed() {
             b.preparsed(set);
         }
         let nts: Vec<SymbolId> =

@@ -131,6 +131,9 @@ fn lexer_once(schema: &Value) -> f64 {
     for l in &c.grammar.lexemes {
         spec.add(lexer::LexemeSpec::new(l.name.clone(), l.regex.clone()));
     }
+    if let Some(set) = c.grammar.preparsed() {
+        spec.set_preparsed(set);
+    }
     let t = Instant::now();
     let built = lexer::Lexer::new(&spec, earley::Limits::default().lexer);
     let elapsed = ms(t);

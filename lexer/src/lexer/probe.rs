@@ -87,8 +87,9 @@ impl ProbeRegex {
     /// or `None` when `fuel` (derivre relevance steps) runs out.
     pub fn is_subset_of(&self, other: &ProbeRegex, fuel: u64) -> Option<bool> {
         let mut exprs = ExprSet::new(256);
-        let a = translate(&mut exprs, &self.hir, &mut Vec::new());
-        let b = translate(&mut exprs, &other.hir, &mut Vec::new());
+        let memo = &mut ClassMemo::default();
+        let a = translate(&mut exprs, &self.hir, &mut Vec::new(), memo);
+        let b = translate(&mut exprs, &other.hir, &mut Vec::new(), memo);
         let not_b = exprs.mk_not(b);
         let diff = exprs.mk_and(&mut vec![a, not_b]);
         let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -103,7 +104,7 @@ impl ProbeRegex {
     /// A matcher for whole byte strings (token bytes).
     pub fn matcher(&self) -> ProbeMatcher {
         let mut exprs = ExprSet::new(256);
-        let root = translate(&mut exprs, &self.hir, &mut Vec::new());
+        let root = translate(&mut exprs, &self.hir, &mut Vec::new(), &mut ClassMemo::default());
         ProbeMatcher { exprs, deriv: DerivCache::new(), root }
     }
 }
@@ -148,7 +149,15 @@ impl ProbeMatcher {
 /// Membership changes only at a range's ends, so the bytes are cut into at
 /// most `2 * ranges.len() + 1` runs; runs with equal memberships share a
 /// probe class, computed once per run instead of once per byte.
+/// `lexer_class` numbers classes below 256 (a partition of the bytes has at
+/// most 256 classes).
 fn class_reps(ranges: &[(u8, u8)], lexer_class: impl Fn(u8) -> usize) -> Vec<u8> {
+    // Equal ranges give equal memberships (a Unicode class repeats the
+    // continuation-byte range in most of its UTF-8 sequences).
+    let mut unique = ranges.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    let ranges = &unique[..];
     let mut cuts = vec![false; 257];
     for &(lo, hi) in ranges {
         cuts[lo as usize] = true;
@@ -166,8 +175,21 @@ fn class_reps(ranges: &[(u8, u8)], lexer_class: impl Fn(u8) -> usize) -> Vec<u8>
         }
         probe_class[b as usize] = current;
     }
-    let mut seen = rustc_hash::FxHashSet::default();
-    (0..=255u8).filter(|&b| seen.insert((lexer_class(b), probe_class[b as usize]))).collect()
+    // The (lexer class, probe class) pairs seen: per probe class, a
+    // 256-bit set of lexer classes (there are at most 256 of those).
+    let mut seen = vec![[0u64; 4]; memberships.len()];
+    (0..=255u8)
+        .filter(|&b| {
+            let c = lexer_class(b);
+            debug_assert!(c < 256, "a byte class id is below 256");
+            let c = c % 256;
+            let row = &mut seen[probe_class[b as usize] as usize];
+            let bit = 1u64 << (c % 64);
+            let new = row[c / 64] & bit == 0;
+            row[c / 64] |= bit;
+            new
+        })
+        .collect()
 }
 
 /// The id of a probe added to one lexer (and to the lexers cloned from it).
@@ -192,6 +214,8 @@ pub(super) struct Probes {
     /// [`Lexer::state_contains_prefixes`]; answers never change, since
     /// states and expressions are immutable once interned.
     answers: FxHashMap<(u32, u32), Option<bool>>,
+    /// The Unicode classes translated into the lexer's set so far.
+    classes: ClassMemo,
 }
 
 impl Lexer {
@@ -203,7 +227,7 @@ impl Lexer {
             return ProbeId(i as u32);
         }
         let mut ranges = Vec::new();
-        let e = translate(&mut self.exprs, &probe.hir, &mut ranges);
+        let e = translate(&mut self.exprs, &probe.hir, &mut ranges, &mut self.probes.classes);
         self.probes.exprs.push((probe.pattern.clone(), e));
         let reps = class_reps(&ranges, |b| self.classes.class(b));
         self.probes.reps.push(reps);
@@ -468,7 +492,18 @@ fn byte_set(exprs: &mut ExprSet, lo: u8, hi: u8, ranges: &mut Vec<(u8, u8)>) -> 
 /// The derivre expression of `h` in `exprs` (recursion bounded by
 /// regex-syntax's nesting limit); every byte range it tests is pushed on
 /// `ranges`.
-fn translate(exprs: &mut ExprSet, h: &Hir, ranges: &mut Vec<(u8, u8)>) -> ExprRef {
+/// Translated Unicode classes (by their ranges), with the byte ranges they
+/// test: a lexer's probes share their character class (the JSON string
+/// slices differ in the count only), and translating one costs tens of
+/// microseconds (derivre simplifies the union of its UTF-8 sequences).
+pub(super) type ClassMemo = FxHashMap<Vec<(char, char)>, (ExprRef, Vec<(u8, u8)>)>;
+
+fn translate(
+    exprs: &mut ExprSet,
+    h: &Hir,
+    ranges: &mut Vec<(u8, u8)>,
+    memo: &mut ClassMemo,
+) -> ExprRef {
     match h.kind() {
         HirKind::Empty => ExprRef::EMPTY_STRING,
         // Refused by `ProbeRegex::new`; never reached.
@@ -488,30 +523,39 @@ fn translate(exprs: &mut ExprSet, h: &Hir, ranges: &mut Vec<(u8, u8)>) -> ExprRe
             exprs.mk_byte_set(&set)
         }
         HirKind::Class(Class::Unicode(c)) => {
-            let mut alts = Vec::new();
+            let key: Vec<(char, char)> = c.ranges().iter().map(|r| (r.start(), r.end())).collect();
+            if let Some((e, tested)) = memo.get(&key) {
+                ranges.extend_from_slice(tested);
+                return *e;
+            }
+            let (mut alts, mut tested) = (Vec::new(), Vec::new());
             for r in c.ranges() {
                 for seq in Utf8Sequences::new(r.start(), r.end()) {
                     let parts: Vec<ExprRef> = seq
                         .as_slice()
                         .iter()
-                        .map(|br| byte_set(exprs, br.start, br.end, ranges))
+                        .map(|br| byte_set(exprs, br.start, br.end, &mut tested))
                         .collect();
                     alts.push(exprs.mk_concat_vec(&parts));
                 }
             }
-            exprs.mk_or(&mut alts)
+            let e = exprs.mk_or(&mut alts);
+            ranges.extend_from_slice(&tested);
+            memo.insert(key, (e, tested));
+            e
         }
         HirKind::Repetition(r) => {
-            let e = translate(exprs, &r.sub, ranges);
+            let e = translate(exprs, &r.sub, ranges, memo);
             exprs.mk_repeat(e, r.min, r.max.unwrap_or(u32::MAX))
         }
-        HirKind::Capture(c) => translate(exprs, &c.sub, ranges),
+        HirKind::Capture(c) => translate(exprs, &c.sub, ranges, memo),
         HirKind::Concat(v) => {
-            let parts: Vec<ExprRef> = v.iter().map(|x| translate(exprs, x, ranges)).collect();
+            let parts: Vec<ExprRef> = v.iter().map(|x| translate(exprs, x, ranges, memo)).collect();
             exprs.mk_concat_vec(&parts)
         }
         HirKind::Alternation(v) => {
-            let mut alts: Vec<ExprRef> = v.iter().map(|x| translate(exprs, x, ranges)).collect();
+            let mut alts: Vec<ExprRef> =
+                v.iter().map(|x| translate(exprs, x, ranges, memo)).collect();
             exprs.mk_or(&mut alts)
         }
     }
@@ -553,6 +597,9 @@ mod tests {
             let class = |b: u8| (b % modulus) as usize + usize::from(b > 127);
             assert_eq!(class_reps(&ranges, class), naive(&ranges, class), "{ranges:?}");
         }
+        let repeated = [(0x80, 0xBF), (0xC2, 0xDF), (0x80, 0xBF), (0x80, 0xBF), (0x20, 0x21)];
+        let class = |b: u8| usize::from(b > 0x9F);
+        assert_eq!(class_reps(&repeated, class), naive(&repeated, class));
         assert_eq!(class_reps(&[(0, 255)], |_| 0), [0]);
         assert_eq!(class_reps(&[], |_| 0), [0]);
     }

@@ -5,7 +5,7 @@
 //! (`xn--`) host labels are left out because checking them exactly is not regular
 //! or not worth the size.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use derivre::RegexAst;
@@ -251,6 +251,9 @@ fn patterns_of(ast: &RegexAst, out: &mut Vec<String>) {
 struct Groups {
     groups: Vec<Vec<String>>,
     owners: HashMap<String, Vec<usize>>,
+    /// The lengths of the strings in `owners`: most strings of a grammar
+    /// are not format patterns, and their length says so without hashing.
+    lengths: HashSet<usize>,
 }
 
 fn groups() -> &'static Groups {
@@ -274,7 +277,8 @@ fn groups() -> &'static Groups {
                 owners.entry(p.clone()).or_default().push(i);
             }
         }
-        Groups { groups, owners }
+        let lengths = owners.keys().map(String::len).collect();
+        Groups { groups, owners, lengths }
     })
 }
 
@@ -291,11 +295,12 @@ pub(crate) fn preparsed_for<'a>(
     asts: impl IntoIterator<Item = &'a RegexAst>,
 ) -> Option<Arc<Preparsed>> {
     static SETS: OnceLock<Vec<OnceLock<Arc<Preparsed>>>> = OnceLock::new();
-    let Groups { groups, owners } = groups();
+    let Groups { groups, owners, lengths } = groups();
     let mut score = vec![0usize; groups.len()];
     let mut todo: Vec<&RegexAst> = asts.into_iter().collect();
     while let Some(a) = todo.pop() {
         if let RegexAst::Regex(s) = a
+            && lengths.contains(&s.len())
             && let Some(gs) = owners.get(s.as_str())
         {
             gs.iter().for_each(|&g| score[g] += s.len());

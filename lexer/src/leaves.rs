@@ -63,6 +63,9 @@ pub const PREPARSED: &[&str] = &[
 pub struct Preparsed {
     builder: RegexBuilder,
     parsed: Parsed,
+    /// The derivative widths of the same strings (`width.rs`: checking a
+    /// lexeme parses its strings again with `regex-syntax`).
+    widths: crate::width::Memo,
     /// Whether it holds patterns beyond [`PREPARSED`].
     extended: bool,
 }
@@ -83,15 +86,18 @@ impl Preparsed {
     pub fn new(patterns: &[&str]) -> Preparsed {
         let mut builder = RegexBuilder::new();
         let mut parsed = Parsed::default();
+        let mut widths = crate::width::Memo::default();
         for &p in PREPARSED.iter().chain(patterns) {
             if parsed.contains_key(p) {
                 continue;
             }
             if let Ok(e) = builder.mk_regex(p) {
                 parsed.insert(p.to_owned(), e);
+                let ast = RegexAst::Regex(p.to_owned());
+                crate::width::of_ast(&ast, &Default::default(), &mut widths);
             }
         }
-        Preparsed { builder, parsed, extended: !patterns.is_empty() }
+        Preparsed { builder, parsed, widths, extended: !patterns.is_empty() }
     }
 
     /// The set holding [`PREPARSED`], made on first use.
@@ -136,6 +142,11 @@ impl Preparsed {
             todo.extend(a.get_args());
         }
         common
+    }
+
+    /// The derivative widths of its patterns.
+    pub(crate) fn widths(&self) -> &crate::width::Memo {
+        &self.widths
     }
 
     /// A copy of the builder and of its parsed patterns.

@@ -46,8 +46,9 @@ const ONE: Width = Width { terms: 1, nullable: false };
 /// [`LexerLimits::max_repeat_width`].
 pub(crate) fn check(spec: &LexerSpec, limits: &LexerLimits) -> Result<(), LexerError> {
     let mut memo = Memo::default();
+    let base = spec.preparsed().widths();
     for (i, lexeme) in spec.lexemes().iter().enumerate() {
-        let width = of_ast(&lexeme.regex, &mut memo).terms;
+        let width = of_ast(&lexeme.regex, base, &mut memo).terms;
         if width > limits.max_repeat_width {
             return Err(LexerError::new(LexerErrorKind::RepeatTooWide {
                 lexeme: LexemeId(i as u32),
@@ -72,17 +73,19 @@ pub(crate) fn check(spec: &LexerSpec, limits: &LexerLimits) -> Result<(), LexerE
 /// assert_eq!(repeat_width(&RegexAst::Regex("a{1,100000}".into())), 1);
 /// ```
 pub fn repeat_width(regex: &RegexAst) -> u64 {
-    of_ast(regex, &mut Memo::default()).terms
+    of_ast(regex, &Memo::default(), &mut Memo::default()).terms
 }
 
-/// The width of a lexeme's regex.
-pub(crate) fn of_ast(ast: &RegexAst, memo: &mut Memo) -> Width {
+/// The width of a lexeme's regex; the widths of pattern strings are taken
+/// from `base` (a [`Preparsed`](crate::Preparsed) set's) or `memo`, and
+/// new ones are kept in `memo`.
+pub(crate) fn of_ast(ast: &RegexAst, base: &Memo, memo: &mut Memo) -> Width {
     match ast {
         RegexAst::EmptyString => Width { terms: 1, nullable: true },
         RegexAst::Literal(s) => Width { terms: 1, nullable: s.is_empty() },
         RegexAst::ByteLiteral(b) => Width { terms: 1, nullable: b.is_empty() },
         RegexAst::Regex(s) | RegexAst::SearchRegex(s) => {
-            if let Some(&w) = memo.get(s.as_str()) {
+            if let Some(&w) = base.get(s.as_str()).or_else(|| memo.get(s.as_str())) {
                 return w;
             }
             let w = match regex_syntax::ast::parse::Parser::new().parse(s) {
@@ -93,25 +96,25 @@ pub(crate) fn of_ast(ast: &RegexAst, memo: &mut Memo) -> Width {
             w
         }
         RegexAst::Concat(args) => {
-            let ws: Vec<Width> = args.iter().map(|a| of_ast(a, memo)).collect();
+            let ws: Vec<Width> = args.iter().map(|a| of_ast(a, base, memo)).collect();
             Width { terms: widest(&ws), nullable: ws.iter().all(|w| w.nullable) }
         }
         RegexAst::Or(args) => {
-            let ws: Vec<Width> = args.iter().map(|a| of_ast(a, memo)).collect();
+            let ws: Vec<Width> = args.iter().map(|a| of_ast(a, base, memo)).collect();
             Width { terms: widest(&ws), nullable: ws.iter().any(|w| w.nullable) }
         }
         RegexAst::And(args) => {
-            let ws: Vec<Width> = args.iter().map(|a| of_ast(a, memo)).collect();
+            let ws: Vec<Width> = args.iter().map(|a| of_ast(a, base, memo)).collect();
             Width { terms: widest(&ws), nullable: ws.iter().all(|w| w.nullable) }
         }
         RegexAst::Not(a) => {
-            let w = of_ast(a, memo);
+            let w = of_ast(a, base, memo);
             Width { terms: w.terms, nullable: !w.nullable }
         }
-        RegexAst::LookAhead(a) | RegexAst::JsonQuote(a, _) => of_ast(a, memo),
+        RegexAst::LookAhead(a) | RegexAst::JsonQuote(a, _) => of_ast(a, base, memo),
         RegexAst::Repeat(a, min, max) => {
             let max = (*max != u32::MAX).then_some(*max);
-            repeat(of_ast(a, memo), *min, max)
+            repeat(of_ast(a, base, memo), *min, max)
         }
         _ => ONE,
     }
@@ -164,7 +167,7 @@ mod tests {
     use super::*;
 
     fn width(rx: &str) -> u64 {
-        of_ast(&RegexAst::Regex(rx.to_owned()), &mut Memo::default()).terms
+        of_ast(&RegexAst::Regex(rx.to_owned()), &Memo::default(), &mut Memo::default()).terms
     }
 
     #[test]
@@ -181,6 +184,23 @@ mod tests {
             0,
             100,
         );
-        assert_eq!(of_ast(&ast, &mut Memo::default()).terms, 101 * 101);
+        assert_eq!(of_ast(&ast, &Memo::default(), &mut Memo::default()).terms, 101 * 101);
+    }
+
+    #[test]
+    fn a_preparsed_set_knows_the_widths_of_its_patterns() {
+        let wide = "((a*){100}){100}b";
+        let set = std::sync::Arc::new(crate::Preparsed::new(&[wide]));
+        assert_eq!(set.widths().get(wide).map(|w| w.terms), Some(101 * 101));
+        for p in crate::PREPARSED {
+            assert_eq!(set.widths().get(*p).map(|w| w.terms), Some(width(p)), "{p}");
+        }
+        // A lexeme using the pattern is still refused, its width taken from the set.
+        let mut spec = LexerSpec::new();
+        spec.add(crate::LexemeSpec::new("WIDE", RegexAst::Regex(wide.to_owned())));
+        spec.set_preparsed(set);
+        let limits = LexerLimits::default().with_max_repeat_width(100);
+        let err = check(&spec, &limits).unwrap_err();
+        assert!(matches!(err.kind(), LexerErrorKind::RepeatTooWide { width: 10201, .. }), "{err}");
     }
 }

@@ -341,11 +341,13 @@ mod tests {
             "(?s:.*)".to_owned(),
             "true|false".to_owned(),
         ];
+        let options = crate::Options::default();
+        let separators = [options.item_separator.clone(), options.key_separator.clone()];
         let ws = [crate::Whitespace::bounded(), crate::Whitespace::unbounded()];
-        let ws = ws.iter().filter_map(|w| match w {
+        let ws = separators.into_iter().chain(ws.iter().filter_map(|w| match w {
             crate::Whitespace::Pattern(p) => Some(p.clone()),
             _ => None,
-        });
+        }));
         for p in written.into_iter().chain(ws) {
             assert!(lexer::PREPARSED.contains(&p.as_str()), "{p} is not preparsed");
         }

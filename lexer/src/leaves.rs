@@ -21,13 +21,14 @@ use rustc_hash::FxHashMap;
 pub(crate) type Parsed = FxHashMap<String, ExprRef>;
 
 /// Pattern strings parsed once per process: every lexer starts from a copy
-/// of a builder holding them ([`Preparsed::common`]). They are the lexemes nearly
-/// every JSON grammar of the workspace has (structural whitespace, any
-/// text, booleans, the number forms; `structgen-jsonschema` tests that its
-/// lowering writes them exactly so), which cost 10 to 35 µs each to parse
-/// and a few hundred expressions to keep. A lexer that uses none of them
-/// carries those expressions unused: nothing walks from them (the byte
-/// classes are taken from the lexemes' own expressions).
+/// of a builder holding them ([`Preparsed::common`]). They are the lexemes
+/// nearly every JSON grammar of the workspace has (structural whitespace,
+/// the default separators, any text, booleans, the number forms;
+/// `structgen-jsonschema` tests that its lowering writes them exactly so),
+/// which cost 2 to 35 µs each to parse and a few hundred expressions to
+/// keep. A lexer that uses none of them carries those expressions unused:
+/// nothing walks from them (the byte classes are taken from the lexemes'
+/// own expressions).
 pub const PREPARSED: &[&str] = &[
     r"[\x20\x0A\x0D\x09]+",
     r"[ \t]{0,4}(\r?\n[ \t]{0,64})?",
@@ -42,6 +43,8 @@ pub const PREPARSED: &[&str] = &[
     r"\.0+",
     "0*[1-9][0-9]*",
     "[1-9][0-9]{1,}",
+    ",",
+    ":",
 ];
 
 /// Pattern strings parsed once per process: a derivre builder holding

@@ -49,9 +49,12 @@ pub(super) fn finish(
         Some(p) => phrase_derives(p, |s| sym_ok(s, productive)),
         None => nt.alternatives.iter().any(|a| alt_ok(a, productive)),
     };
+    // A fixpoint, whatever the order; nonterminals are made parents first,
+    // so going from the last one up settles most of them in one pass (in
+    // order, each pass settled one level: quadratic on deep schemas).
     loop {
         let mut changed = false;
-        for (i, nt) in nts.iter().enumerate() {
+        for (i, nt) in nts.iter().enumerate().rev() {
             if !productive[i] && nt_ok(nt, &productive) {
                 productive[i] = true;
                 changed = true;

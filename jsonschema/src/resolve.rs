@@ -150,7 +150,9 @@ pub(crate) struct Index {
     resources: HashMap<String, String>,
     /// Absolute URI with `#anchor` -> pointer.
     anchors: HashMap<String, String>,
-    /// Pointer of a schema object -> its base URI.
+    /// Pointer of a schema object that sets a base URI (a document's root,
+    /// an `$id`) -> that base; the others take their nearest ancestor's
+    /// ([`base_of`](Index::base_of)).
     bases: HashMap<String, String>,
     /// `$dynamicAnchor` name -> how many schema objects declare it.
     dynamic_anchors: HashMap<String, usize>,
@@ -345,7 +347,9 @@ impl Index {
             self.anchors.entry(format!("{base}#{a}")).or_insert(ptr.clone());
             *self.dynamic_anchors.entry(a.to_string()).or_default() += 1;
         }
-        self.bases.insert(ptr.clone(), base.clone());
+        if is_root || id.is_some() {
+            self.bases.insert(ptr.clone(), base.clone());
+        }
         for (k, child) in m {
             let kptr = format!("{ptr}/{}", escape_token(k));
             if SCHEMA_MAPS.contains(&k.as_str()) {

@@ -234,20 +234,10 @@ const KNOWN: &[&str] = &[
     "idn-email",
 ];
 
-/// The pattern strings of `ast`.
-fn patterns_of(ast: &RegexAst, out: &mut Vec<String>) {
-    let mut todo = vec![ast];
-    while let Some(a) = todo.pop() {
-        if let RegexAst::Regex(s) = a {
-            out.push(s.clone());
-        }
-        todo.extend(a.get_args());
-    }
-}
-
 /// The formats' pattern groups (each the pattern strings of a format's
-/// regex and of its superset; formats with the same strings share one),
-/// and which groups each pattern string is in.
+/// regex and of its superset, less those every lexer has parsed already,
+/// [`lexer::PREPARSED`]; formats with the same strings share one), and
+/// which groups each pattern string is in.
 struct Groups {
     groups: Vec<Vec<String>>,
     owners: HashMap<String, Vec<usize>>,
@@ -261,10 +251,12 @@ fn groups() -> &'static Groups {
     GROUPS.get_or_init(|| {
         let mut groups: Vec<Vec<String>> = Vec::new();
         for &name in KNOWN {
-            let mut g = Vec::new();
-            for ast in [lookup(name), lookup_superset(name)].into_iter().flatten() {
-                patterns_of(&ast, &mut g);
-            }
+            let asts: Vec<RegexAst> =
+                [lookup(name), lookup_superset(name)].into_iter().flatten().collect();
+            let mut g: Vec<String> = lexer::pattern_strings(&asts)
+                .filter(|p| !lexer::PREPARSED.contains(p))
+                .map(str::to_owned)
+                .collect();
             g.sort();
             g.dedup();
             if !groups.contains(&g) {
@@ -297,15 +289,12 @@ pub(crate) fn preparsed_for<'a>(
     static SETS: OnceLock<Vec<OnceLock<Arc<Preparsed>>>> = OnceLock::new();
     let Groups { groups, owners, lengths } = groups();
     let mut score = vec![0usize; groups.len()];
-    let mut todo: Vec<&RegexAst> = asts.into_iter().collect();
-    while let Some(a) = todo.pop() {
-        if let RegexAst::Regex(s) = a
-            && lengths.contains(&s.len())
-            && let Some(gs) = owners.get(s.as_str())
+    for s in lexer::pattern_strings(asts) {
+        if lengths.contains(&s.len())
+            && let Some(gs) = owners.get(s)
         {
             gs.iter().for_each(|&g| score[g] += s.len());
         }
-        todo.extend(a.get_args());
     }
     let (best, &top) = score.iter().enumerate().max_by_key(|&(i, &x)| (x, usize::MAX - i))?;
     if top == 0 {
@@ -317,6 +306,17 @@ pub(crate) fn preparsed_for<'a>(
         Arc::new(Preparsed::new(&refs))
     });
     Some(set.clone())
+}
+
+/// `ast` built for a one-off question (emptiness, a match) from the set
+/// [`preparsed_for`] picks, or from the common one.
+pub(crate) fn build_regex(
+    ast: &RegexAst,
+) -> Result<(derivre::RegexBuilder, derivre::ExprRef), String> {
+    match preparsed_for([ast]) {
+        Some(set) => set.build_regex(ast),
+        None => lexer::build_regex(ast),
+    }
 }
 
 fn lookup_text(name: &str) -> Option<String> {
@@ -348,7 +348,12 @@ mod tests {
 
     use std::sync::Arc;
 
-    use super::{KNOWN, lookup, lookup_superset, patterns_of, preparsed_for};
+    use super::{KNOWN, lookup, lookup_superset, preparsed_for};
+
+    /// The pattern strings of `ast`.
+    fn patterns_of(ast: &RegexAst, out: &mut Vec<String>) {
+        out.extend(lexer::pattern_strings([ast]).map(str::to_owned));
+    }
 
     #[test]
     fn a_format_regex_starts_from_its_group_parsed_once() {
@@ -368,6 +373,9 @@ mod tests {
         assert!(lookup("not-a-format").is_none());
         let plain = RegexAst::Regex("[a-z]+".to_owned());
         assert!(preparsed_for([&plain]).is_none());
+        // A pattern every lexer has parsed picks no format's set.
+        let any = RegexAst::Regex("(?s:.*)".to_owned());
+        assert!(preparsed_for([&any]).is_none());
     }
 
     #[test]

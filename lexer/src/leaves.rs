@@ -130,21 +130,12 @@ impl Preparsed {
         self: &'a Arc<Preparsed>,
         asts: impl IntoIterator<Item = &'a RegexAst>,
     ) -> &'a Preparsed {
-        let common = Preparsed::common();
         if !self.extended {
             return self;
         }
-        let mut todo: Vec<&RegexAst> = asts.into_iter().collect();
-        while let Some(a) = todo.pop() {
-            if let RegexAst::Regex(s) = a
-                && self.parsed.contains_key(s.as_str())
-                && !common.parsed.contains_key(s.as_str())
-            {
-                return self;
-            }
-            todo.extend(a.get_args());
-        }
-        common
+        let common = Preparsed::common();
+        let own = |s: &str| self.parsed.contains_key(s) && !common.parsed.contains_key(s);
+        if pattern_strings(asts).any(own) { self } else { common }
     }
 
     /// The derivative widths of its patterns.
@@ -172,6 +163,23 @@ impl Preparsed {
         let e = mk(&mut builder, &mut parsed, ast)?;
         Ok((builder, e))
     }
+}
+
+/// The pattern strings (`RegexAst::Regex`) of `asts`, each tree walked
+/// depth first.
+pub fn pattern_strings<'a>(
+    asts: impl IntoIterator<Item = &'a RegexAst>,
+) -> impl Iterator<Item = &'a str> {
+    let mut todo: Vec<&'a RegexAst> = asts.into_iter().collect();
+    std::iter::from_fn(move || {
+        while let Some(a) = todo.pop() {
+            todo.extend(a.get_args());
+            if let RegexAst::Regex(s) = a {
+                return Some(s.as_str());
+            }
+        }
+        None
+    })
 }
 
 /// [`Preparsed::build_regex`] on the common set.

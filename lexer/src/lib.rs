@@ -147,7 +147,7 @@ mod width;
 
 pub use derivre::RegexAst;
 pub use error::{LexerError, LexerErrorKind};
-pub use leaves::{PREPARSED, Preparsed, build_regex};
+pub use leaves::{PREPARSED, Preparsed, build_regex, pattern_strings};
 pub use lexer::probe::{ProbeError, ProbeId, ProbeMatcher, ProbeRegex};
 pub use lexer::{AcceptSetId, Lexer, StateId};
 pub use spec::{LexemeId, LexemeSet, LexemeSpec, LexerLimits, LexerSpec};

@@ -46,11 +46,8 @@ impl Compiler<'_> {
         let fuel = self.options.limits.regex_fuel;
         self.charge_regex(ast)?;
         self.guarded("an emptiness check", || {
-            let (b, e) = match crate::formats::preparsed_for([ast]) {
-                Some(set) => set.build_regex(ast),
-                None => lexer::build_regex(ast),
-            }
-            .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e))?;
+            let (b, e) = crate::formats::build_regex(ast)
+                .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e))?;
             match b.into_regex_limited(e, fuel) {
                 Ok(mut r) => Ok(Some(r.always_empty())),
                 Err(_) => Ok(None),
@@ -73,11 +70,8 @@ impl Compiler<'_> {
             let rx = match compiled {
                 Some(rx) => rx,
                 None => {
-                    let (b, e) = match crate::formats::preparsed_for([ast]) {
-                        Some(set) => set.build_regex(ast),
-                        None => lexer::build_regex(ast),
-                    }
-                    .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e))?;
+                    let (b, e) = crate::formats::build_regex(ast)
+                        .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e))?;
                     compiled.insert(b.into_regex(e))
                 }
             };

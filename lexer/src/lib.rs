@@ -76,6 +76,14 @@
 //! derivre's prefix-containment check, bounded by fuel and cached per
 //! (state, probe); lazy lexemes make the answer "not proven".
 //!
+//! # Construction
+//! [`Lexer::new`] builds the lexemes in a copy of a builder where common
+//! pattern strings are parsed already: [`Preparsed::common`] ([`PREPARSED`]:
+//! JSON whitespace, numbers, `(?s:.*)`...) or a front end's own set
+//! ([`LexerSpec::set_preparsed`]; `structgen-jsonschema` keeps one per
+//! `format`), built once per process. The set changes what is parsed
+//! again, never the language.
+//!
 //! # Complexity and memory
 //! A cached transition is O(1). A miss costs O(k · d) with `k` live lexemes
 //! and `d` the cost of one derivative (amortized by derivre's cache).

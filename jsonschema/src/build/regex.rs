@@ -55,6 +55,25 @@ impl Compiler<'_> {
         })
     }
 
+    /// Whether every live state of `ast`'s automaton (a prefix that some
+    /// match extends) still has infinitely many matches: no prefix of a
+    /// match has only finitely many completions. `false` for an empty
+    /// language, and when the automaton has more than
+    /// [`MAX_FINITENESS_STATES`] states or runs out of `regex_fuel` (a
+    /// sufficient test: what it cannot tell counts as finite). Unique items
+    /// use it (`lower/array.rs`): over such strings a prefix never leaves
+    /// only earlier items to complete it.
+    pub(crate) fn regex_never_finite(&mut self, ast: &RegexAst) -> Result<bool> {
+        let fuel = self.options.limits.regex_fuel;
+        self.charge_regex(ast)?;
+        self.guarded("a finiteness check", || {
+            let (b, e) = crate::formats::build_regex(ast)
+                .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e))?;
+            let Ok(rx) = b.into_regex_limited(e, fuel) else { return Ok(false) };
+            Ok(never_finite(rx))
+        })
+    }
+
     /// [`regex_matches`](Self::regex_matches) computed by derivre, with
     /// `ast` compiled into `compiled` unless it holds its regex already.
     pub(crate) fn regex_matches_uncached(
@@ -165,4 +184,79 @@ impl Compiler<'_> {
         self.warn("format", ptr, format!("unknown format {name:?} taken as an annotation"));
         Ok(())
     }
+}
+
+/// The most automaton states [`Compiler::regex_never_finite`] explores.
+pub(crate) const MAX_FINITENESS_STATES: usize = 4_096;
+
+/// [`Compiler::regex_never_finite`] on a built regex: explores the states
+/// reachable from the start (one byte per alphabet class), keeps the live
+/// ones (those that reach an accepting state), and looks for a live state
+/// with no live successor.
+fn never_finite(mut rx: Regex) -> bool {
+    let mut reps: Vec<u8> = Vec::new();
+    let mut class_seen = vec![false; 256];
+    for b in 0..=255u8 {
+        let c = rx.alpha().map(b);
+        if !std::mem::replace(&mut class_seen[c], true) {
+            reps.push(b);
+        }
+    }
+    let start = rx.initial_state();
+    if start.is_dead() {
+        return false;
+    }
+    let mut index = std::collections::HashMap::new();
+    let mut states = vec![start];
+    let mut succ: Vec<Vec<usize>> = Vec::new();
+    index.insert(start.as_usize(), 0usize);
+    let mut i = 0;
+    while i < states.len() {
+        let mut out = Vec::new();
+        for &b in &reps {
+            let t = rx.transition(states[i], b);
+            if t.is_dead() {
+                continue;
+            }
+            let j = *index.entry(t.as_usize()).or_insert_with(|| {
+                states.push(t);
+                states.len() - 1
+            });
+            if states.len() > MAX_FINITENESS_STATES {
+                return false;
+            }
+            out.push(j);
+        }
+        out.sort_unstable();
+        out.dedup();
+        succ.push(out);
+        i += 1;
+    }
+    let n = states.len();
+    let mut pred: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, out) in succ.iter().enumerate() {
+        for &j in out {
+            pred[j].push(i);
+        }
+    }
+    // Live: reaches an accepting state.
+    let mut live = vec![false; n];
+    let mut queue: Vec<usize> = (0..n).filter(|&i| rx.is_accepting(states[i])).collect();
+    for &i in &queue {
+        live[i] = true;
+    }
+    while let Some(j) = queue.pop() {
+        for &i in &pred[j] {
+            if !std::mem::replace(&mut live[i], true) {
+                queue.push(i);
+            }
+        }
+    }
+    if !live[0] {
+        return false;
+    }
+    // A live state whose successors are all dead ends the longest match
+    // of its (then finite) language; every finite live state leads to one.
+    // Without one, every live state reaches a cycle of live states.
+    (0..n).all(|i| !live[i] || succ[i].iter().any(|&j| live[j]))
 }

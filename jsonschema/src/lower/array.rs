@@ -8,7 +8,8 @@ use derivre::RegexAst;
 use super::Lowerer;
 use crate::error::{ErrorKind, Result};
 use crate::grammar::{NonterminalId, Symbol};
-use crate::ir::{ArraySchema, DefId, Schema};
+use crate::ir::{ArraySchema, DefId, NumberSchema, Schema};
+use crate::number::Bound;
 
 impl Lowerer<'_, '_> {
     pub(super) fn array(&mut self, a: &ArraySchema, depth: usize) -> Result<Option<Symbol>> {
@@ -28,10 +29,11 @@ impl Lowerer<'_, '_> {
                     "uniqueItems",
                     ptr,
                     "uniqueItems is expressible only over items drawn from finitely many \
-                     scalar values (enum, const, boolean, null), strings without pattern, \
-                     format or maxLength, integers without bounds, arrays without maxItems, \
-                     objects open to any key without maxProperties, unions of these, or with \
-                     at most one item",
+                     scalar values (enum, const, boolean, null, small integer ranges), \
+                     strings without maxLength whose pattern and format let every prefix \
+                     grow, integers bounded on one side, arrays without maxItems, objects \
+                     open to any key without maxProperties, unions of these, or with at \
+                     most one item",
                 ));
             }
         }
@@ -219,7 +221,111 @@ const FREE_NUMBER: &str = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?";
 const ZERO_NUMBER: &str = r"-?0(\.0+)?";
 
 fn zero() -> crate::number::Decimal {
-    crate::number::Decimal { neg: false, int: "0".into(), frac: String::new() }
+    integer(0)
+}
+
+fn integer(v: i64) -> crate::number::Decimal {
+    crate::number::Decimal { neg: v < 0, int: v.unsigned_abs().to_string(), frac: String::new() }
+}
+
+/// The integers of a free integer item within its bounds, written without
+/// fraction or exponent ([`FREE_INT`]).
+fn free_integer(n: &NumberSchema) -> RegexAst {
+    let mut parts = vec![RegexAst::Regex(FREE_INT.into())];
+    parts.extend(n.min.iter().map(crate::number::ge));
+    parts.extend(n.max.iter().map(crate::number::le));
+    match parts.len() {
+        1 => parts.pop().unwrap_or(RegexAst::NoMatch),
+        _ => RegexAst::And(parts),
+    }
+}
+
+/// Named values (each with the schema of that one value), and a rest.
+type Split = (Vec<(Scalar, Schema)>, Option<Schema>);
+
+/// The most values of a bounded integer item named one by one.
+const MAX_NAMED_INTEGERS: i64 = 256;
+
+/// The least (`lower`) or greatest integer within bound `b`; `None` past
+/// `i64`.
+fn integer_bound(b: &Bound, lower: bool) -> Option<i64> {
+    let t: i64 = b.value.int.parse().ok()?;
+    let v = if b.value.neg { -t } else { t };
+    let fraction = !b.value.frac.is_empty();
+    Some(match (lower, fraction) {
+        // A fraction: the next integer inward; the value is never one.
+        (true, true) => v + i64::from(!b.value.neg),
+        (false, true) => v - i64::from(b.value.neg),
+        (true, false) => v + i64::from(b.exclusive),
+        (false, false) => v - i64::from(b.exclusive),
+    })
+}
+
+/// A bounded integer item as named values and a free rest, so that the
+/// values near zero, whose prefixes may be finished (after `0`, `-1`),
+/// are each a name (at most once) and the rest can always grow: within
+/// `[lo, hi]` every value is named (at most [`MAX_NAMED_INTEGERS`]); with
+/// only `lo <= 0` the values `lo..=0` are named and the rest is `>= 1`;
+/// with only `hi >= 0`, `0..=hi` and `<= -1`. A rest that stays bounded
+/// away from zero is checked as free by the caller. `None` for other
+/// number schemas (divisors, excluded values, fractions, unbounded).
+fn split_integer(n: &NumberSchema) -> Option<Split> {
+    if !n.integer
+        || n.non_integer
+        || !n.multiple_of.is_empty()
+        || !n.not_multiple_of.is_empty()
+        || !n.excluded.is_empty()
+    {
+        return None;
+    }
+    let lo = n.min.as_ref().map(|b| integer_bound(b, true));
+    let hi = n.max.as_ref().map(|b| integer_bound(b, false));
+    let named = |from: i64, to: i64| -> Vec<(Scalar, Schema)> {
+        (from..=to)
+            .map(|v| {
+                let bound = Bound { value: integer(v), exclusive: false };
+                let one = NumberSchema {
+                    integer: true,
+                    min: Some(bound.clone()),
+                    max: Some(bound),
+                    ..NumberSchema::default()
+                };
+                (Scalar::Number(integer(v)), Schema::Number(one))
+            })
+            .collect()
+    };
+    let rest = |min: Option<i64>, max: Option<i64>| {
+        let bound = |v: i64| Bound { value: integer(v), exclusive: false };
+        Schema::Number(NumberSchema {
+            integer: true,
+            min: min.map(bound),
+            max: max.map(bound),
+            ..NumberSchema::default()
+        })
+    };
+    Some(match (lo, hi) {
+        (Some(lo), Some(hi)) => {
+            let (lo, hi) = (lo?, hi?);
+            if hi < lo {
+                (Vec::new(), None)
+            } else if hi - lo < MAX_NAMED_INTEGERS {
+                (named(lo, hi), None)
+            } else {
+                return None;
+            }
+        }
+        (Some(lo), None) => match lo? {
+            lo if lo >= 1 => (Vec::new(), Some(rest(Some(lo), None))),
+            lo if -lo < MAX_NAMED_INTEGERS => (named(lo, 0), Some(rest(Some(1), None))),
+            _ => return None,
+        },
+        (None, Some(hi)) => match hi? {
+            hi if hi <= -1 => (Vec::new(), Some(rest(None, Some(hi)))),
+            hi if hi < MAX_NAMED_INTEGERS => (named(0, hi), Some(rest(None, Some(-1)))),
+            _ => return None,
+        },
+        (None, None) => return None,
+    })
 }
 
 /// Zero, as the named value beside a free number (every spelling
@@ -311,10 +417,13 @@ impl Lowerer<'_, '_> {
     ///
     /// A schema is free when from every position inside an item that its
     /// last lexeme may go on from, infinitely many distinct values can
-    /// still complete it: strings without pattern, format or maxLength
-    /// (and no `max_string_length` cap), integers without bounds (nor a
-    /// `max_number_length` cap), divisors
-    /// or excluded values, open objects (without a
+    /// still complete it: strings without maxLength (and no
+    /// `max_string_length` cap) whose patterns and format leave no prefix
+    /// with finitely many completions (decided on their automaton,
+    /// [`regex_never_finite`](crate::build::Compiler::regex_never_finite)),
+    /// integers without divisors or excluded values (nor a
+    /// `max_number_length` cap) whose bounds let every prefix grow (the
+    /// values near zero are named first, [`split_integer`]), open objects (without a
     /// `max_additional_properties` cap, which leaves a full object one
     /// completion), written without a fraction or exponent (`1.0`
     /// is refused there: a documented subset). Then the parser's
@@ -335,6 +444,18 @@ impl Lowerer<'_, '_> {
         };
         let (mut finite, mut free) = (Vec::new(), Vec::new());
         for b in branches {
+            if finite_scalars(&b).is_none()
+                && let Schema::Number(n) = &b
+                && let Some((values, rest)) = split_integer(n)
+            {
+                finite.extend(values);
+                match rest {
+                    Some(r) if self.is_free(&r, &mut Vec::new()) => free.push(r),
+                    Some(_) => return None,
+                    None => {}
+                }
+                continue;
+            }
             match finite_scalars(&b) {
                 Some(values) => finite.extend(values),
                 None if self.is_free(&b, &mut Vec::new()) => {
@@ -356,25 +477,35 @@ impl Lowerer<'_, '_> {
                 values.push((v, s));
             }
         }
-        (!free.is_empty()).then(|| (values.into_iter().map(|(_, s)| s).collect(), free))
+        Some((values.into_iter().map(|(_, s)| s).collect(), free))
     }
 
     /// Whether `s` is free (see [`free_distinct_items`](Self::free_distinct_items)).
     fn is_free(&mut self, s: &Schema, seen: &mut Vec<DefId>) -> bool {
         match s {
+            // Patterns and formats: free when no prefix of their matches
+            // has finitely many completions (`^[a-z_]+$` is free,
+            // `^[a-z]{3}$` and `^(0|[1-9][0-9]*)$` are not).
             Schema::String(st) => {
-                st.regexes.is_empty()
-                    && st.max_len.is_none()
+                st.max_len.is_none()
                     && self.c.options.max_string_length.is_none()
+                    && (st.regexes.is_empty() || {
+                        let content = crate::lower::string_content_regex(st, None);
+                        self.c.regex_never_finite(&content).unwrap_or(false)
+                    })
             }
+            // Bounded integers too when every prefix can still grow:
+            // `minimum: 1` is free, `minimum: 0` is not (after `0`), so
+            // [`split_integer`] names the values up to zero first.
             Schema::Number(n) => {
                 !n.non_integer
                     && self.c.options.max_number_length.is_none()
-                    && n.min.is_none()
-                    && n.max.is_none()
                     && n.multiple_of.is_empty()
                     && n.not_multiple_of.is_empty()
                     && n.excluded.is_empty()
+                    && (n.min.is_none() && n.max.is_none()
+                        || n.integer
+                            && self.c.regex_never_finite(&free_integer(n)).unwrap_or(false))
             }
             // Containers that can always grow: inside one, whatever its
             // members so far, another item (or a member under a fresh key)
@@ -465,7 +596,7 @@ impl Lowerer<'_, '_> {
                 // Without the zero fraction `1.0` allows (after `1.` every
                 // completion is 1): a subset, so that the integer stays free.
                 Schema::Number(n) if n.integer => {
-                    Some(Symbol::Lexeme(self.lexeme("integer", RegexAst::Regex(FREE_INT.into()))))
+                    Some(Symbol::Lexeme(self.lexeme("integer", free_integer(n))))
                 }
                 // Without exponents (after `0e` every completion is zero) and
                 // without zero, a named value of its own: a subset again.

@@ -16,3 +16,4 @@ mod oneof;
 mod recursion;
 mod refs;
 mod suite;
+mod unique;

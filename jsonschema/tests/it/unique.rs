@@ -1,0 +1,134 @@
+//! `uniqueItems` over items checked as free by their automata: patterns
+//! whose every prefix can grow, and bounded integers split into named
+//! values and a free rest (`lower/array.rs`). Acceptance against lists,
+//! and masks without dead ends: every prefix the engine takes, over a
+//! small alphabet, has a completion it accepts.
+
+use serde_json::{Value, json};
+
+use crate::common::{accepts_text, compact};
+
+fn check(schema: &Value, yes: &[&str], no: &[&str]) {
+    let c = compact(schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+    for t in yes {
+        assert!(accepts_text(&c, t), "{schema} should accept {t}");
+    }
+    for t in no {
+        assert!(!accepts_text(&c, t), "{schema} should reject {t}");
+    }
+}
+
+/// Whether some text of at most `depth` bytes from `alphabet` completes
+/// what `p` has consumed into a sentence (the engine's own acceptance).
+fn completes(p: &mut earley::Parser, alphabet: &[u8], depth: usize) -> bool {
+    if p.is_accepting().unwrap() {
+        return true;
+    }
+    if depth == 0 {
+        return false;
+    }
+    for &b in alphabet {
+        if p.try_consume_byte(b).unwrap() {
+            let done = completes(p, alphabet, depth - 1);
+            p.pop_bytes(1);
+            if done {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Walks every text of up to `len` bytes from `alphabet` that the engine
+/// takes byte by byte and asserts that each has a completion of at most
+/// `slack` more bytes: a byte the engine takes never leads to a dead end,
+/// which is what keeps masks exact. Returns the number of texts walked.
+fn no_dead_ends(schema: &Value, alphabet: &[u8], len: usize, slack: usize) -> usize {
+    let c = compact(schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+    let g = c.grammar.to_earley(earley::Limits::default()).unwrap();
+    let mut p = earley::Parser::new(&g, &|_| None).unwrap();
+    let mut text = Vec::new();
+    let mut walked = 0;
+    fn walk(
+        p: &mut earley::Parser,
+        text: &mut Vec<u8>,
+        alphabet: &[u8],
+        len: usize,
+        slack: usize,
+        walked: &mut usize,
+        schema: &Value,
+    ) {
+        *walked += 1;
+        assert!(
+            completes(p, alphabet, slack),
+            "{schema}: no completion after {:?}",
+            String::from_utf8_lossy(text)
+        );
+        if text.len() == len {
+            return;
+        }
+        for &b in alphabet {
+            if p.try_consume_byte(b).unwrap() {
+                text.push(b);
+                walk(p, text, alphabet, len, slack, walked, schema);
+                text.pop();
+                p.pop_bytes(1);
+            }
+        }
+    }
+    walk(&mut p, &mut text, alphabet, len, slack, &mut walked, schema);
+    walked
+}
+
+#[test]
+fn patterns_whose_every_prefix_can_grow_are_free() {
+    let names = json!({"type": "array", "uniqueItems": true,
+        "items": {"type": "string", "pattern": "^[a-b_]+$"}});
+    check(
+        &names,
+        &["[]", r#"["a","b","a_b","ab"]"#],
+        &[r#"["a","a"]"#, r#"["a","\u0061"]"#, r#"[""]"#, r#"["A"]"#, r#"["ab","b","ab"]"#],
+    );
+    let walked = no_dead_ends(&names, b"[],\"ab", 11, 6);
+    assert!(walked > 1_000, "{walked} texts walked");
+    // A pattern with a finished prefix (`x` then only the end) is not free.
+    let e = compact(&json!({"type": "array", "uniqueItems": true,
+        "items": {"type": "string", "pattern": "^[a-b]*x$"}}))
+    .unwrap_err();
+    assert_eq!(e.keyword(), "uniqueItems");
+    let e = compact(&json!({"type": "array", "uniqueItems": true,
+        "items": {"type": "string", "pattern": "^[a-b]{2}$"}}))
+    .unwrap_err();
+    assert_eq!(e.keyword(), "uniqueItems");
+}
+
+#[test]
+fn bounded_integers_name_the_values_up_to_zero() {
+    let from_minus_two = json!({"type": "array", "uniqueItems": true,
+        "items": {"type": "integer", "minimum": -2}});
+    check(
+        &from_minus_two,
+        &["[]", "[-2,-1,0,1,10,19]", "[0,1]", "[19,-0.0]"],
+        &["[-3]", "[0,0]", "[0,-0]", "[1,1]", "[-2,-1,-2]", "[10,1,10]"],
+    );
+    let walked = no_dead_ends(&from_minus_two, b"[],-012", 9, 4);
+    assert!(walked > 1_000, "{walked} texts walked");
+    let up_to_one = json!({"type": "array", "uniqueItems": true,
+        "items": {"type": "integer", "exclusiveMaximum": 1.5}});
+    check(&up_to_one, &["[1,0,-1,-10]"], &["[2]", "[1,1]", "[-1,-1]"]);
+    no_dead_ends(&up_to_one, b"[],-012", 8, 4);
+    let positive = json!({"type": "array", "uniqueItems": true,
+        "items": {"type": "integer", "minimum": 1}});
+    check(&positive, &["[1,2,10]"], &["[0]", "[2,2]"]);
+    no_dead_ends(&positive, b"[],012", 9, 3);
+    // A small range is all named; a named value and the free rest share
+    // a value (3), which still comes once.
+    let range = json!({"type": "array", "uniqueItems": true,
+        "items": {"type": "integer", "minimum": 1, "maximum": 3}});
+    check(&range, &["[1,2,3]", "[3,1]"], &["[1,1]", "[4]", "[1,2,3,1]"]);
+    no_dead_ends(&range, b"[],0123", 8, 3);
+    let both = json!({"type": "array", "uniqueItems": true,
+        "items": {"anyOf": [{"const": 3}, {"type": "integer", "minimum": 2}]}});
+    check(&both, &["[3,2,4]"], &["[3,3]", "[2,3,2]", "[1]"]);
+    no_dead_ends(&both, b"[],234", 8, 3);
+}

@@ -266,9 +266,11 @@ pub(crate) fn compile(
     }
 
     let has_distinct = compiled_perms.iter().any(|p| p.distinct);
+    let has_search = compiled_perms.iter().any(|p| p.search);
     Ok(Grammar {
         inner: Arc::new(GrammarInner {
             has_distinct,
+            has_search,
             lexer,
             names,
             kinds,

@@ -147,6 +147,15 @@ pub enum ParseError {
         /// The byte offset of the consumed text.
         offset: usize,
     },
+    /// A completion search inside a distinct phrase with
+    /// [`Permutation::search`](crate::Permutation) pushed more than
+    /// [`Limits::max_search_bytes`](crate::Limits) bytes without an answer.
+    SearchTooLong {
+        /// The limit.
+        limit: usize,
+        /// The byte offset in the text where the search started.
+        offset: usize,
+    },
     /// A byte or special token the grammar does not allow was consumed.
     Rejected {
         /// The byte offset in the consumed text where it happened.
@@ -174,6 +183,11 @@ impl std::fmt::Display for ParseError {
             ParseError::UnknownSpecialToken { name } => {
                 write!(f, "special token {name} is not in the vocabulary")
             }
+            ParseError::SearchTooLong { limit, offset } => write!(
+                f,
+                "at byte {offset}: a search for an item that differs from the earlier ones \
+                 pushed more than {limit} bytes (Limits::max_search_bytes)"
+            ),
             ParseError::Rejected { offset } => {
                 write!(f, "the input is rejected by the grammar at byte {offset}")
             }
@@ -195,6 +209,7 @@ impl ParseError {
             | ParseError::TooManyItems { offset, .. }
             | ParseError::StepTooExpensive { offset, .. }
             | ParseError::TooManyPhraseStates { offset, .. }
+            | ParseError::SearchTooLong { offset, .. }
             | ParseError::ByteWalkRequired { offset }
             | ParseError::Rejected { offset } => Some(offset),
             ParseError::UnknownSpecialToken { .. } => None,

@@ -75,6 +75,10 @@ pub struct Limits {
     /// The most permutation-phrase states one parser keeps (each distinct
     /// set of names used in a phrase is one).
     pub max_phrase_states: usize,
+    /// The most bytes one completion search of a distinct phrase with
+    /// [`Permutation::search`] may push (a search runs after each byte
+    /// inside such a phrase, in a mask walk too).
+    pub max_search_bytes: usize,
 }
 
 impl Default for Limits {
@@ -86,6 +90,7 @@ impl Default for Limits {
             max_items_per_row: 100_000,
             max_items_per_step: 5_000_000,
             max_phrase_states: 1_000_000,
+            max_search_bytes: 100_000,
         }
     }
 }
@@ -118,6 +123,12 @@ impl Limits {
     /// These limits with [`max_items_per_step`](Limits::max_items_per_step) set to `value`.
     pub fn with_max_items_per_step(mut self, value: usize) -> Limits {
         self.max_items_per_step = value;
+        self
+    }
+
+    /// These limits with [`max_search_bytes`](Limits::max_search_bytes) set to `value`.
+    pub fn with_max_search_bytes(mut self, value: usize) -> Limits {
+        self.max_search_bytes = value;
         self
     }
 
@@ -161,6 +172,7 @@ impl Limits {
 ///     min: 0,
 ///     max: None,
 ///     distinct: false,
+///     search: false,
 /// });
 /// let g = b.build(any, Limits::default()).unwrap();
 /// for text in ["a,b", "b,a", "c,b,a", "b,c,a"] {
@@ -194,6 +206,16 @@ pub struct Permutation {
     /// [`Recognizer`](toktrie::Recognizer) walk
     /// ([`Parser::needs_byte_walk`](crate::Parser::needs_byte_walk)).
     pub distinct: bool,
+    /// With `distinct`: a member may leave finitely many completions (a
+    /// bounded string, a closed object), so a prefix could have only
+    /// members equal to earlier ones left to complete it. The parser then
+    /// keeps masks exact by searching, after each byte inside such a
+    /// phrase, for a completion that leaves every such phrase, and rejects
+    /// the byte when there is none (see `DESIGN.md`, "Distinct members";
+    /// [`Limits::max_search_bytes`] bounds one search). Without it the
+    /// members must be free: every prefix of a member that its last
+    /// lexeme may go on from has infinitely many completions.
+    pub search: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -610,6 +632,9 @@ pub(crate) struct GrammarInner {
     /// Whether some phrase has distinct members (the parser then keeps
     /// the text and checks them; see `parser/distinct.rs`).
     pub(crate) has_distinct: bool,
+    /// Whether some distinct phrase searches for completions
+    /// ([`Permutation::search`]; rows then record their scope).
+    pub(crate) has_search: bool,
 }
 
 /// The end marker bit in [`GrammarInner::rhs`].

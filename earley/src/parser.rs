@@ -71,6 +71,9 @@ struct Row {
     /// Whether a distinct phrase member was checked here: the items depend
     /// on the text, so the row is never reused (`parser/distinct.rs`).
     textual: bool,
+    /// With searching distinct phrases: whether one is open here
+    /// ([`distinct::OPENS`], [`distinct::INSIDE`]; `parser/distinct.rs`).
+    scope: u8,
 }
 
 /// Identifies a parser position: equal keys mean equal masks. Two positions
@@ -684,6 +687,7 @@ impl Parser {
             id: self.next_row_id,
             offset: self.boundary,
             textual: self.distinct.textual,
+            scope: if self.g.has_search { self.search_scope(start, d) } else { 0 },
         });
     }
 

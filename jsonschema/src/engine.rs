@@ -64,6 +64,7 @@ impl Grammar {
                     min: p.min,
                     max: p.max,
                     distinct: p.distinct,
+                    search: p.search,
                 };
                 b.add_permutation(nts[i], permutation);
             }

@@ -61,6 +61,10 @@ pub struct Permutation {
     /// Whether the members must be distinct JSON values (`uniqueItems`;
     /// see [`earley::Permutation::distinct`]).
     pub distinct: bool,
+    /// Whether a member may leave finitely many completions, so that the
+    /// parser searches for one that differs from the earlier members (see
+    /// [`earley::Permutation::search`]).
+    pub search: bool,
 }
 
 /// A context-free grammar over regex lexemes, as compiled from a schema.

@@ -85,14 +85,34 @@ fn quote_except(content: RegexAst, names: &[RegexAst]) -> RegexAst {
     RegexAst::And(vec![quote(content), RegexAst::Not(Box::new(known))])
 }
 
+/// Whether the members of a phrase must be distinct JSON values
+/// (`uniqueItems`), and how the parser keeps masks exact then.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Distinct {
+    No,
+    /// Every prefix of a member has infinitely many completions.
+    Free,
+    /// The parser searches for a completion (`lower/array.rs`).
+    Searched,
+}
+
+/// Numbers inside the items of a searched distinct array: one spelling
+/// per value (no exponent, no trailing zero in the fraction), so that a
+/// completion search meets finitely many spellings of each value.
+const CANONICAL_NUMBER: &str = r"-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?";
+
 pub(crate) struct Lowerer<'c, 'a> {
     c: &'c mut Compiler<'a>,
     lexemes: Vec<Lexeme>,
     lexeme_index: HashMap<String, LexemeId>,
     nts: Vec<Nonterminal>,
-    defs: HashMap<DefId, NonterminalId>,
-    pending: Vec<(DefId, NonterminalId)>,
-    any: Option<NonterminalId>,
+    /// Per definition and [`canonical`](Self::canonical) mode: its nonterminal.
+    defs: HashMap<(DefId, bool), NonterminalId>,
+    pending: Vec<(DefId, NonterminalId, bool)>,
+    any: [Option<NonterminalId>; 2],
+    /// Lowering the items of a searched distinct array: numbers are
+    /// written in [`CANONICAL_NUMBER`] form (a documented subset).
+    canonical: bool,
     lbrace: LexemeId,
     rbrace: LexemeId,
     lbracket: LexemeId,
@@ -118,7 +138,8 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             nts: Vec::new(),
             defs: HashMap::new(),
             pending: Vec::new(),
-            any: None,
+            any: [None, None],
+            canonical: false,
             lbrace: LexemeId(0),
             rbrace: LexemeId(0),
             lbracket: LexemeId(0),
@@ -193,7 +214,7 @@ impl<'c, 'a> Lowerer<'c, 'a> {
         members: Vec<(Symbol, Option<u32>)>,
         required: Vec<u32>,
         (min, max): (usize, Option<usize>),
-        distinct: bool,
+        distinct: Distinct,
     ) -> Result<Symbol> {
         let to_u32 = |x: usize| x.min(u32::MAX as usize) as u32;
         let phrase = self.new_nt(format!("{name}-members"))?;
@@ -203,7 +224,8 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             separator: Some(Symbol::Lexeme(self.comma)),
             min: to_u32(min),
             max: max.map(to_u32),
-            distinct,
+            distinct: distinct != Distinct::No,
+            search: distinct == Distinct::Searched,
         });
         let rhs = vec![Symbol::Lexeme(open), Symbol::Nonterminal(phrase), Symbol::Lexeme(close)];
         Ok(Symbol::Nonterminal(self.alt_nt(name, vec![rhs])?))
@@ -221,12 +243,14 @@ impl<'c, 'a> Lowerer<'c, 'a> {
     pub(crate) fn run(mut self, root: &Schema) -> Result<Grammar> {
         self.c.location.clear();
         let start_sym = self.lower(root, 0)?;
-        while let Some((d, nt)) = self.pending.pop() {
+        while let Some((d, nt, canonical)) = self.pending.pop() {
             self.c.location = self.c.def_pointer(d).to_string();
             let s = self.c.resolve_def(d, 0)?;
+            self.canonical = canonical;
             let sym = self.lower(&s, 0)?;
             self.set_alts(nt, sym.into_iter().map(|s| vec![s]).collect());
         }
+        self.canonical = false;
         let Some(start_sym) = start_sym else {
             return Err(self.c.err(
                 ErrorKind::Unsatisfiable,
@@ -261,7 +285,12 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 Some(Symbol::Lexeme(self.lexeme("boolean", rx)))
             }
             Schema::Number(n) => {
-                let (rx, check) = self.number_regex(n);
+                let (mut rx, mut check) = self.number_regex(n);
+                if self.canonical {
+                    let form = RegexAst::Regex(CANONICAL_NUMBER.into());
+                    rx = RegexAst::And(vec![rx, form]);
+                    check = true;
+                }
                 self.checked_lexeme(if n.integer { "integer" } else { "number" }, rx, check)?
             }
             Schema::String(st) => {
@@ -303,23 +332,25 @@ impl<'c, 'a> Lowerer<'c, 'a> {
                 }
             }
             Schema::Ref(d) => {
-                if let Some(&nt) = self.defs.get(d) {
+                let key = (*d, self.canonical);
+                if let Some(&nt) = self.defs.get(&key) {
                     return Ok(Some(Symbol::Nonterminal(nt)));
                 }
                 let nt = self.new_nt(format!("def{d}"))?;
-                self.defs.insert(*d, nt);
-                self.pending.push((*d, nt));
+                self.defs.insert(key, nt);
+                self.pending.push((*d, nt, self.canonical));
                 Some(Symbol::Nonterminal(nt))
             }
         })
     }
 
     fn any(&mut self) -> Result<NonterminalId> {
-        if let Some(nt) = self.any {
+        let mode = usize::from(self.canonical);
+        if let Some(nt) = self.any[mode] {
             return Ok(nt);
         }
         let nt = self.new_nt("value".to_string())?;
-        self.any = Some(nt);
+        self.any[mode] = Some(nt);
         let sym = self.lower(&Schema::AnyOf(Schema::typed_any()), 1)?;
         self.set_alts(nt, sym.into_iter().map(|s| vec![s]).collect());
         Ok(nt)

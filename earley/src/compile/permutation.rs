@@ -28,6 +28,7 @@ pub(crate) struct PermDraft {
     pub(crate) min: u32,
     pub(crate) max: Option<u32>,
     pub(crate) distinct: bool,
+    pub(crate) search: bool,
 }
 
 /// A compiled phrase, as the parser reads it.
@@ -55,6 +56,9 @@ pub(crate) struct PermRule {
     /// Whether members must be distinct JSON values (see
     /// [`Permutation::distinct`](crate::Permutation)).
     pub(crate) distinct: bool,
+    /// Whether the parser searches for completions inside the phrase
+    /// ([`Permutation::search`](crate::Permutation); only with `distinct`).
+    pub(crate) search: bool,
 }
 
 /// The name of a member that may repeat.
@@ -136,6 +140,7 @@ pub(crate) fn draft(
             min: p.min,
             max: p.max,
             distinct: p.distinct,
+            search: p.distinct && p.search,
         });
     }
     Ok(out)
@@ -229,6 +234,7 @@ impl PermDraft {
             min: self.min,
             max: if sep_ok { max } else { max.min(1) },
             distinct: self.distinct,
+            search: self.search,
         }
     }
 }

@@ -25,11 +25,11 @@
 //! when nothing can follow there ([`Parser::push_byte_distinct`]).
 
 use lexer::StateId;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::json_value::canonical;
-use super::permutation::NONE;
-use super::{Frame, Parser, RowKey};
+use super::permutation::{NONE, PHRASE};
+use super::{Frame, Parser, RowKey, origin_of, pos_of};
 use crate::compile::NO_NAME;
 use crate::error::ParseError;
 
@@ -58,7 +58,58 @@ pub(super) struct Distinct {
     /// Set during a [`StateRecognizer`](toktrie::StateRecognizer) walk,
     /// which does not hand the parser its bytes.
     pub(super) by_state: bool,
+    /// Set while a completion search runs (its own bytes start none).
+    searching: bool,
+    /// Bytes the running search may still push.
+    search_left: usize,
+    /// The byte offset where the running search started.
+    search_offset: usize,
+    /// Per lexer state: its completions without a backslash, at most
+    /// `Limits::max_phrase_states + 1` (more than a phrase has members).
+    raw_counts: FxHashMap<StateId, u64>,
+    /// Per lexer state: the fewest bytes to an accepting state.
+    distances: FxHashMap<StateId, u32>,
 }
+
+/// [`Row::scope`](super::Row) bit: the row holds a state of a searching
+/// phrase (the phrase is open here).
+pub(super) const OPENS: u8 = 1;
+/// [`Row::scope`](super::Row) bit: the row is inside a searching phrase on
+/// some parse: it opens one, or an item of it started in such a row.
+pub(super) const INSIDE: u8 = 2;
+
+/// The most lexer states one [`Parser::accept_distance`] explores.
+const MAX_DISTANCE_STATES: usize = 4_096;
+
+/// The deepest a completion search goes (bytes past its start).
+const MAX_SEARCH_DEPTH: usize = 1_024;
+
+/// The order in which a completion search tries bytes: what closes first
+/// (quotes, brackets), then separators, digits (`0` last) and letters, what opens
+/// more structure, the other printable bytes, then bytes of non-ASCII
+/// characters, escapes and control bytes. Whitespace comes only where no
+/// other byte may (`SEARCH_SPACE`): JSON never needs it elsewhere, and a
+/// completion with it has one without it.
+static SEARCH_ORDER: std::sync::LazyLock<Vec<u8>> = std::sync::LazyLock::new(|| {
+    let mut order: Vec<u8> = b"\"]},:".to_vec();
+    // `0` last among the digits: after `0.` a search trying `0` first
+    // would go down `0.000…` (a prefix of values, never one) for ever.
+    order.extend(b'1'..=b'9');
+    order.push(b'0');
+    order.extend(b'a'..=b'z');
+    order.extend(b'A'..=b'Z');
+    order.extend(b"-.+_[{");
+    let later = |b: u8| !order.contains(&b) && !SEARCH_SPACE.contains(&b) && b != b'\\';
+    let mut rest: Vec<u8> = (0x21..0x7f).filter(|&b| later(b)).collect();
+    rest.extend(0x80..=0xff);
+    rest.push(b'\\');
+    rest.extend((0..0x21).chain([0x7f]).filter(|&b| later(b)));
+    order.extend(rest);
+    order
+});
+
+/// Whitespace, tried by a completion search only where nothing else goes.
+const SEARCH_SPACE: &[u8] = b" \t\n\r";
 
 fn hash(b: &[u8]) -> u64 {
     b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ x as u64).wrapping_mul(0x0100_0000_01b3))
@@ -217,7 +268,243 @@ impl Parser {
         }
         self.frames.push(f);
         self.stats.bytes_pushed += 1;
+        if self.g.has_search
+            && !self.distinct.searching
+            && self.rows.get(f.row() as usize).is_some_and(|r| r.scope & INSIDE != 0)
+            && !self.search_completion()
+        {
+            self.frames.pop();
+            self.text.pop();
+            return false;
+        }
         true
+    }
+
+    /// [`Row::scope`](super::Row) of the row being computed at `d`, its
+    /// items from `start`: [`OPENS`] when it holds a state of a searching
+    /// phrase, [`INSIDE`] then or when an item's origin row has a scope (a
+    /// constituent started inside a searching phrase is still open, so the
+    /// phrase is). An over-approximation on ambiguous parses, which only
+    /// makes the parser search where it need not.
+    pub(super) fn search_scope(&self, start: usize, d: u32) -> u8 {
+        let mut scope = 0;
+        for &it in &self.items[start..] {
+            let pos = pos_of(it);
+            if pos & PHRASE != 0
+                && self.g.perms[self.phrase_state(pos & !PHRASE).perm as usize].search
+            {
+                scope |= OPENS | INSIDE;
+            }
+            let o = origin_of(it);
+            if o < d && self.rows[o as usize].scope != 0 {
+                scope |= INSIDE;
+            }
+        }
+        scope
+    }
+
+    /// Whether what the parser consumed, the byte just pushed included, has
+    /// a completion that leaves every searching phrase (or ends the text):
+    /// a depth-first search over bytes in [`SEARCH_ORDER`], with this
+    /// parser's own pushes and pops, so every duplicate member on the way
+    /// is refused as in any walk. Sets [`ParseError::SearchTooLong`] past
+    /// [`Limits::max_search_bytes`](crate::Limits) pushes.
+    fn search_completion(&mut self) -> bool {
+        self.distinct.searching = true;
+        self.distinct.search_left = self.g.limits.max_search_bytes;
+        self.distinct.search_offset = self.offset();
+        let found = self.search_from(0);
+        self.distinct.searching = false;
+        found
+    }
+
+    fn search_from(&mut self, depth: usize) -> bool {
+        if let Some(v) = self.search_verdict() {
+            return v;
+        }
+        if depth >= MAX_SEARCH_DEPTH {
+            self.fail_search();
+            return false;
+        }
+        let mut pushed = false;
+        for b in self.search_candidates() {
+            if self.search_byte(b, depth, &mut pushed) {
+                return true;
+            }
+            if self.error.is_some() {
+                return false;
+            }
+        }
+        if !pushed {
+            for &b in SEARCH_SPACE {
+                if self.search_byte(b, depth, &mut pushed) {
+                    return true;
+                }
+                if self.error.is_some() {
+                    return false;
+                }
+            }
+        }
+        false
+    }
+
+    /// The bytes a search tries at the current position, in
+    /// [`SEARCH_ORDER`] but first those after which the lexeme in progress
+    /// is nearest to its end ([`accept_distance`](Self::accept_distance);
+    /// a byte that ends an accepting lexeme counts as 0): so the first
+    /// choices finish every lexeme (after `"a` in `"a+b"` comes `b`, not
+    /// `a` for ever).
+    fn search_candidates(&mut self) -> Vec<u8> {
+        let Some(&f) = self.frames.last() else { return Vec::new() };
+        let accepting = self.lexer.accepting(f.state).is_some();
+        let mut keyed: Vec<(u32, u8)> = Vec::with_capacity(SEARCH_ORDER.len());
+        for &b in SEARCH_ORDER.iter() {
+            let t = self.lexer.next(f.state, b);
+            if !t.is_dead() {
+                keyed.push((self.accept_distance(t), b));
+            } else if accepting {
+                keyed.push((0, b));
+            }
+        }
+        keyed.sort_by_key(|&(d, _)| d);
+        keyed.into_iter().map(|(_, b)| b).collect()
+    }
+
+    /// The fewest bytes from lexer state `s` to an accepting state (a
+    /// breadth-first search, memoized; `u32::MAX / 2` past
+    /// [`MAX_DISTANCE_STATES`] states).
+    fn accept_distance(&mut self, s: StateId) -> u32 {
+        if let Some(&d) = self.distinct.distances.get(&s) {
+            return d;
+        }
+        let mut frontier = vec![s];
+        let mut seen: FxHashSet<StateId> = FxHashSet::default();
+        seen.insert(s);
+        let mut d = 0;
+        let found = loop {
+            if frontier.iter().any(|&x| self.lexer.accepting(x).is_some()) {
+                break d;
+            }
+            if frontier.is_empty() || seen.len() > MAX_DISTANCE_STATES {
+                break u32::MAX / 2;
+            }
+            let mut next = Vec::new();
+            for &x in &frontier {
+                for b in 0..=255u8 {
+                    let t = self.lexer.next(x, b);
+                    if !t.is_dead() && seen.insert(t) {
+                        next.push(t);
+                    }
+                }
+            }
+            frontier = next;
+            d += 1;
+        };
+        self.distinct.distances.insert(s, found);
+        found
+    }
+
+    /// Pushes `b` and searches on from there; `pushed` records that it
+    /// could be pushed.
+    fn search_byte(&mut self, b: u8, depth: usize, pushed: &mut bool) -> bool {
+        if self.distinct.search_left == 0 {
+            self.fail_search();
+            return false;
+        }
+        self.distinct.search_left -= 1;
+        let Some(&top) = self.frames.last() else { return false };
+        if !self.push_byte_distinct(top, b) {
+            return false;
+        }
+        *pushed = true;
+        let found = self.search_from(depth + 1);
+        self.pop_bytes(1);
+        found
+    }
+
+    fn fail_search(&mut self) {
+        if self.error.is_none() {
+            let limit = self.g.limits.max_search_bytes;
+            let offset = self.distinct.search_offset;
+            self.error = Some(ParseError::SearchTooLong { limit, offset });
+        }
+    }
+
+    /// The search's answer at the current position without going deeper:
+    /// found when the lexeme just ended leaves every searching phrase (or
+    /// ends the text), or when the lexeme in progress is a string with more
+    /// completions (counted without escapes, so each a different value)
+    /// than a phrase can have members: then some completion differs from
+    /// every earlier member, at every level. `None`: search on.
+    fn search_verdict(&mut self) -> Option<bool> {
+        let f = *self.frames.last()?;
+        if f.fresh() {
+            return None;
+        }
+        let row = f.row() as usize;
+        if self.lexer.accepting(f.state).is_some() && self.dead_for_all(f.state) {
+            // The row after the lexeme was computed by `push_byte_distinct`.
+            let after = self.rows.get(row + 1)?;
+            return (after.scope & INSIDE == 0 || after.accepting).then_some(true);
+        }
+        let offset = self.rows.get(row)?.offset as usize;
+        if self.text.get(offset) == Some(&b'"') {
+            let cap = self.g.limits.max_phrase_states as u64 + 1;
+            if self.raw_completions(f.state, cap) >= cap {
+                return Some(true);
+            }
+        }
+        None
+    }
+
+    /// The number of completions of lexer state `root` with no backslash
+    /// (each decodes to a different string), at most `cap`; a cycle of live
+    /// states counts as `cap`. An iterative depth-first count, memoized per
+    /// state.
+    fn raw_completions(&mut self, root: StateId, cap: u64) -> u64 {
+        if let Some(&n) = self.distinct.raw_counts.get(&root) {
+            return n;
+        }
+        let accepts = |p: &Parser, s: StateId| u64::from(p.lexer.accepting(s).is_some());
+        let mut stack: Vec<(StateId, u16, u64)> = vec![(root, 0, accepts(self, root))];
+        let mut on_stack: FxHashSet<StateId> = FxHashSet::default();
+        on_stack.insert(root);
+        loop {
+            let Some(top) = stack.last_mut() else { return cap };
+            let (s, next, sum) = *top;
+            if next > 255 || sum >= cap {
+                let n = sum.min(cap);
+                self.distinct.raw_counts.insert(s, n);
+                on_stack.remove(&s);
+                stack.pop();
+                match stack.last_mut() {
+                    Some(parent) => parent.2 = parent.2.saturating_add(n),
+                    None => return n,
+                }
+                continue;
+            }
+            top.1 += 1;
+            let b = next as u8;
+            if b == b'\\' {
+                continue;
+            }
+            let t = self.lexer.next(s, b);
+            if t.is_dead() {
+                continue;
+            }
+            if on_stack.contains(&t) {
+                // A cycle of live states: infinitely many completions.
+                top.2 = cap;
+                continue;
+            }
+            if let Some(&n) = self.distinct.raw_counts.get(&t) {
+                top.2 = top.2.saturating_add(n);
+                continue;
+            }
+            let first = accepts(self, t);
+            stack.push((t, 0, first));
+            on_stack.insert(t);
+        }
     }
 
     /// A hash of the bytes of the lexeme in progress at frame `top` (the

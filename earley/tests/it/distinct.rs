@@ -28,6 +28,7 @@ fn grammar() -> earley::Grammar {
             min: 0,
             max: None,
             distinct: true,
+            search: false,
         },
     );
     let array = b.add_nonterminal("array");

@@ -107,7 +107,15 @@ impl Builder {
             let (required, min, max) = (p.required.clone(), p.min, p.max);
             self.b.add_permutation(
                 lhs,
-                Permutation { members, required, separator, min, max, distinct: false },
+                Permutation {
+                    members,
+                    required,
+                    separator,
+                    min,
+                    max,
+                    distinct: false,
+                    search: false,
+                },
             );
             return lhs;
         }
@@ -255,6 +263,7 @@ fn names_are_used_once_and_required_ones_always() {
             min: 2,
             max: Some(4),
             distinct: false,
+            search: false,
         },
     );
     let g = b.build(any, Limits::default()).unwrap();
@@ -293,6 +302,7 @@ fn many_names_cost_what_the_text_costs() {
             min: 0,
             max: None,
             distinct: false,
+            search: false,
         },
     );
     let g = b.build(any, Limits::default()).unwrap();
@@ -322,6 +332,7 @@ fn bad_phrases_are_errors() {
             min: 0,
             max: None,
             distinct: false,
+            search: false,
         },
     );
     assert!(matches!(b.build(n, Limits::default()), Err(GrammarError::Redefined { .. })));
@@ -336,6 +347,7 @@ fn bad_phrases_are_errors() {
         min: 3,
         max: Some(2),
         distinct: false,
+        search: false,
     };
     b.add_permutation(n, p);
     assert!(matches!(b.build(n, Limits::default()), Err(GrammarError::BadRepeat { .. })));
@@ -351,6 +363,7 @@ fn bad_phrases_are_errors() {
         min: 0,
         max: None,
         distinct: false,
+        search: false,
     };
     b.add_permutation(n, p);
     assert!(matches!(b.build(n, Limits::default()), Err(GrammarError::EmptyLanguage { .. })));
@@ -370,6 +383,7 @@ fn phrase_states_are_limited() {
             min: 0,
             max: None,
             distinct: false,
+            search: false,
         },
     );
     let mut limits = Limits::default();

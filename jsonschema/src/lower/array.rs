@@ -1,11 +1,12 @@
 //! Arrays: counting rules over positions, `contains` counts, and unique
-//! items over finitely many scalar values (permutation phrases).
+//! items (permutation phrases with distinct members: named scalar values,
+//! free schemas, or a completion search; see DESIGN.md, "uniqueItems").
 
 use std::collections::{HashMap, VecDeque};
 
 use derivre::RegexAst;
 
-use super::Lowerer;
+use super::{Distinct, Lowerer};
 use crate::error::{ErrorKind, Result};
 use crate::grammar::{NonterminalId, Symbol};
 use crate::ir::{ArraySchema, DefId, NumberSchema, Schema};
@@ -21,6 +22,9 @@ impl Lowerer<'_, '_> {
             if let Some((values, free)) = self.free_distinct_items(a) {
                 return self.array_of_distinct(a, &values, &free, depth);
             }
+            if let Some(array) = self.array_of_searched(a, depth)? {
+                return Ok(array);
+            }
             if self.c.options.lenient {
                 self.c.warn("uniqueItems", ptr, "uniqueItems ignored");
             } else {
@@ -28,12 +32,7 @@ impl Lowerer<'_, '_> {
                     ErrorKind::Inexpressible,
                     "uniqueItems",
                     ptr,
-                    "uniqueItems is expressible only over items drawn from finitely many \
-                     scalar values (enum, const, boolean, null, small integer ranges), \
-                     strings without maxLength whose pattern and format let every prefix \
-                     grow, integers bounded on one side, arrays without maxItems, objects \
-                     open to any key without maxProperties, unions of these, or with at \
-                     most one item",
+                    "uniqueItems is not expressible beside prefixItems or contains",
                 ));
             }
         }
@@ -403,11 +402,35 @@ impl Lowerer<'_, '_> {
     /// The item values of an array with `uniqueItems`, when they are
     /// finitely many scalars and every item takes them (no `prefixItems`,
     /// no `contains`).
-    fn distinct_items(&self, a: &ArraySchema) -> Option<Vec<Schema>> {
+    fn distinct_items(&mut self, a: &ArraySchema) -> Option<Vec<Schema>> {
         if !a.prefix.is_empty() || !a.contains.is_empty() || !a.contains_at_most.is_empty() {
             return None;
         }
-        Some(finite_scalars(&a.items)?.into_iter().map(|(_, s)| s).collect())
+        let items = self.through_refs(&a.items);
+        Some(finite_scalars(&items)?.into_iter().map(|(_, s)| s).collect())
+    }
+
+    /// `s` with the references at its top and at its union's branches
+    /// replaced by their definitions (compiled now if need be), so that an
+    /// `enum` behind a `$ref` counts as finitely many values; a definition
+    /// on the way or failing stays a reference.
+    fn through_refs(&mut self, s: &Schema) -> Schema {
+        let mut hops = 0;
+        let mut s = s.clone();
+        while let Schema::Ref(d) = s
+            && hops < 16
+            && !self.c.def_pending(d)
+            && let Ok(next) = self.c.resolve_def(d, 0)
+        {
+            s = next;
+            hops += 1;
+        }
+        match s {
+            Schema::AnyOf(bs) if bs.iter().any(|b| matches!(b, Schema::Ref(_))) => {
+                Schema::AnyOf(bs.iter().map(|b| self.through_refs(b)).collect())
+            }
+            s => s,
+        }
     }
 
     /// The item schemas of an array with `uniqueItems` whose items are a
@@ -437,10 +460,10 @@ impl Lowerer<'_, '_> {
         if !a.prefix.is_empty() || !a.contains.is_empty() || !a.contains_at_most.is_empty() {
             return None;
         }
-        let branches = match &*a.items {
-            Schema::AnyOf(bs) => bs.clone(),
+        let branches = match self.through_refs(&a.items) {
+            Schema::AnyOf(bs) => bs,
             Schema::Any => Schema::typed_any(),
-            s => vec![s.clone()],
+            s => vec![s],
         };
         let (mut finite, mut free) = (Vec::new(), Vec::new());
         for b in branches {
@@ -522,7 +545,10 @@ impl Lowerer<'_, '_> {
                     && self.c.options.max_key_length.is_none()
                     && o.max.is_none()
                     && o.regions.iter().any(|(k, v)| {
-                        format!("{k:?}") == format!("{:?}", crate::ir::any_key())
+                        // A region of infinitely many keys (`^x-`) always
+                        // has a fresh one.
+                        (format!("{k:?}") == format!("{:?}", crate::ir::any_key())
+                            || self.c.regex_never_finite(k).unwrap_or(false))
                             && self.inhabited(v, seen)
                     })
             }
@@ -613,8 +639,8 @@ impl Lowerer<'_, '_> {
                 members.push((sym, None));
             }
         }
-        let distinct = members.len() > named;
-        if !distinct && a.min > members.len() {
+        let distinct = if members.len() > named { Distinct::Free } else { Distinct::No };
+        if distinct == Distinct::No && a.min > members.len() {
             return Ok(None);
         }
         let brackets = (self.lbracket, self.rbracket);
@@ -622,5 +648,39 @@ impl Lowerer<'_, '_> {
         let array =
             self.bracketed_phrase("array", brackets, members, Vec::new(), bounds, distinct)?;
         Ok(Some(array))
+    }
+
+    /// `[` v1 `,` v2 … `]` with pairwise distinct items of any schema
+    /// (every item takes it: no `prefixItems`, no `contains`): one
+    /// unnamed member, checked by the parser when it completes, with a
+    /// completion search after every byte inside the array
+    /// ([`earley::Permutation::search`]), which keeps masks exact where
+    /// an item may leave only earlier items to complete it (a bounded
+    /// string, a closed object). Numbers inside the items take one
+    /// spelling per value (no exponent, no trailing zero in a fraction: a
+    /// documented subset), so that the search meets finitely many
+    /// spellings of each value. `None` when the array has `prefixItems`
+    /// or `contains`.
+    fn array_of_searched(
+        &mut self,
+        a: &ArraySchema,
+        depth: usize,
+    ) -> Result<Option<Option<Symbol>>> {
+        if !a.prefix.is_empty() || !a.contains.is_empty() || !a.contains_at_most.is_empty() {
+            return Ok(None);
+        }
+        let outer = std::mem::replace(&mut self.canonical, true);
+        let item = self.lower(&a.items, depth + 1);
+        self.canonical = outer;
+        let members: Vec<(Symbol, Option<u32>)> = item?.into_iter().map(|s| (s, None)).collect();
+        if members.is_empty() && a.min > 0 {
+            return Ok(Some(None));
+        }
+        let brackets = (self.lbracket, self.rbracket);
+        let bounds = (a.min, a.max);
+        let search = Distinct::Searched;
+        let array =
+            self.bracketed_phrase("array", brackets, members, Vec::new(), bounds, search)?;
+        Ok(Some(Some(array)))
     }
 }

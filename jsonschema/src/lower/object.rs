@@ -286,7 +286,14 @@ impl Lowerer<'_, '_> {
             (None, Some(k)) => Some(props.len().saturating_add(k).max(o.min)),
             (max, _) => max,
         };
-        self.bracketed_phrase("object", braces, members, required, (o.min, max), false)
+        self.bracketed_phrase(
+            "object",
+            braces,
+            members,
+            required,
+            (o.min, max),
+            super::Distinct::No,
+        )
     }
 }
 

@@ -91,15 +91,25 @@ fn patterns_whose_every_prefix_can_grow_are_free() {
     );
     let walked = no_dead_ends(&names, b"[],\"ab", 11, 6);
     assert!(walked > 1_000, "{walked} texts walked");
-    // A pattern with a finished prefix (`x` then only the end) is not free.
-    let e = compact(&json!({"type": "array", "uniqueItems": true,
-        "items": {"type": "string", "pattern": "^[a-b]*x$"}}))
-    .unwrap_err();
-    assert_eq!(e.keyword(), "uniqueItems");
-    let e = compact(&json!({"type": "array", "uniqueItems": true,
-        "items": {"type": "string", "pattern": "^[a-b]{2}$"}}))
-    .unwrap_err();
-    assert_eq!(e.keyword(), "uniqueItems");
+    // A pattern with a finished prefix (`x` then only the end) is not
+    // free: the parser searches there.
+    let finished = json!({"type": "array", "uniqueItems": true,
+        "items": {"type": "string", "pattern": "^[a-b]?x$"}});
+    check(&finished, &[r#"["x","ax","bx"]"#], &[r#"["ax","ax"]"#, r#"["a"]"#]);
+    let walked = no_dead_ends(&finished, b"[],\"abx", 22, 8);
+    assert!(walked > 50, "{walked} texts walked");
+    let c = compact(&finished).unwrap();
+    let g = c.grammar.to_earley(earley::Limits::default()).unwrap();
+    let mut p = earley::Parser::new(&g, &|_| None).unwrap();
+    for &b in br#"["x","bx","a"#.iter() {
+        assert!(p.try_consume_byte(b).unwrap());
+    }
+    // `"ax"` is the one value left: `x` may come, and then no new item.
+    assert!(!p.try_consume_byte(b'b').unwrap());
+    for &b in br#"x""#.iter() {
+        assert!(p.try_consume_byte(b).unwrap());
+    }
+    assert!(!p.try_consume_byte(b',').unwrap());
 }
 
 #[test]
@@ -131,4 +141,65 @@ fn bounded_integers_name_the_values_up_to_zero() {
         "items": {"anyOf": [{"const": 3}, {"type": "integer", "minimum": 2}]}});
     check(&both, &["[3,2,4]"], &["[3,3]", "[2,3,2]", "[1]"]);
     no_dead_ends(&both, b"[],234", 8, 3);
+}
+
+#[test]
+fn bounded_strings_search_for_an_unused_value() {
+    // Seven values in all: after them the array may only close.
+    let short = json!({"type": "array", "uniqueItems": true,
+        "items": {"type": "string", "pattern": "^[ab]*$", "maxLength": 2}});
+    check(
+        &short,
+        &["[]", r#"["","a","b","aa","ab","ba","bb"]"#, r#"["ab","a"]"#],
+        &[r#"["a","a"]"#, r#"["abb"]"#, r#"["","a","b","aa","ab","ba","bb",""]"#],
+    );
+    let walked = no_dead_ends(&short, b"[],\"ab", 16, 8);
+    assert!(walked > 1_000, "{walked} texts walked");
+    let c = compact(&short).unwrap();
+    let g = c.grammar.to_earley(earley::Limits::default()).unwrap();
+    let mut p = earley::Parser::new(&g, &|_| None).unwrap();
+    for &b in br#"["","a","b","aa","ab","ba","bb""# {
+        assert!(p.try_consume_byte(b).unwrap());
+    }
+    // Every value is taken: no further item may start.
+    assert!(!p.try_consume_byte(b',').unwrap());
+    assert!(p.try_consume_byte(b']').unwrap());
+}
+
+#[test]
+fn closed_objects_search_for_an_unused_value() {
+    let closed = json!({"type": "array", "uniqueItems": true, "items": {"type": "object",
+        "properties": {"k": {"enum": ["a", "b"]}, "n": {"type": "integer", "minimum": 0, "maximum": 9, "multipleOf": 4}},
+        "additionalProperties": false}});
+    check(
+        &closed,
+        &["[{},{\"k\":\"a\"},{\"k\":\"b\"},{\"n\":4},{\"k\":\"a\",\"n\":8}]"],
+        &["[{},{}]", "[{\"k\":\"a\"},{\"k\":\"a\"}]", "[{\"n\":3}]", "[{\"n\":4},{\"n\":4.0}]"],
+    );
+    let walked = no_dead_ends(&closed, b"[]{},:\"kabn048", 26, 16);
+    assert!(walked > 1_000, "{walked} texts walked");
+    // With every value of `k` alone taken, `{"k":` is a dead end only if
+    // `n` cannot follow; here it can, so `{"k":"a"` stays open.
+    let c = compact(&closed).unwrap();
+    let g = c.grammar.to_earley(earley::Limits::default()).unwrap();
+    let mut p = earley::Parser::new(&g, &|_| None).unwrap();
+    for &b in br#"[{"k":"a"},{"k":"b"},{"k":"#.iter() {
+        assert!(p.try_consume_byte(b).unwrap());
+    }
+    assert!(p.try_consume_byte(b'"').unwrap());
+    assert!(p.try_consume_byte(b'a').unwrap());
+    assert!(p.try_consume_byte(b'"').unwrap(), "`n` may still follow");
+    assert!(!p.try_consume_byte(b'}').unwrap(), "a duplicate");
+}
+
+#[test]
+fn items_with_exponents_take_one_spelling_per_value() {
+    let numbers = json!({"type": "array", "uniqueItems": true, "items": {"type": "object",
+        "properties": {"x": {"type": "number"}}, "required": ["x"], "additionalProperties": false}});
+    check(
+        &numbers,
+        &[r#"[{"x":0},{"x":0.5},{"x":-1.25}]"#],
+        &[r#"[{"x":1},{"x":1}]"#, r#"[{"x":1e3}]"#, r#"[{"x":1.50}]"#, r#"[{"x":0},{"x":-0}]"#],
+    );
+    no_dead_ends(&numbers, b"[]{},:\"x-01.", 13, 10);
 }

@@ -512,8 +512,14 @@ impl Parser {
         {
             // The common case in a walk: siblings ending the same lexeme.
             r.offset = self.boundary;
+            let (empty, scope) = (r.start == r.end, r.scope);
             self.stats.rows_reused += 1;
-            return if r.start == r.end { None } else { Some(d) };
+            if scope != 0 && self.distinct.by_state {
+                // A walk by state entering a distinct phrase, as when the
+                // row is computed (`parser/distinct.rs`).
+                return self.entered_distinct(scope, d);
+            }
+            return if empty { None } else { Some(d) };
         }
         self.compute_pushed_row(parent, key)
     }
@@ -677,6 +683,7 @@ impl Parser {
             self.allowed.insert(skip);
         }
         let lexer_start = self.lexer.start_state(&self.allowed);
+        let scope = if self.g.has_distinct { self.distinct_scope(start, d) } else { 0 };
         self.next_row_id += 1;
         self.rows.push(Row {
             start: start as u32,
@@ -687,7 +694,7 @@ impl Parser {
             id: self.next_row_id,
             offset: self.boundary,
             textual: self.distinct.textual,
-            scope: if self.g.has_search { self.search_scope(start, d) } else { 0 },
+            scope,
         });
     }
 

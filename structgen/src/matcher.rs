@@ -399,9 +399,18 @@ impl Matcher {
         let refusals = self.fuel_refusals();
         if self.status.can_extend {
             if self.parser.needs_byte_walk() {
-                // Distinct members (`uniqueItems`) are checked on the text,
-                // which only the byte-by-byte walk hands to the parser.
+                // Inside distinct members (`uniqueItems`), checked on the
+                // text, which only the byte-by-byte walk hands to the parser.
                 self.trie.compute_mask(&mut self.parser, &mut self.mask);
+            } else if self.parser.has_distinct() {
+                // Outside them a walk by state serves, until it enters them
+                // (no slices or splits then: an abandoned walk must leave
+                // nothing behind).
+                self.trie.compute_mask_by_state(&mut self.parser, &mut self.mask);
+                if self.parser.take_byte_walk_required() {
+                    self.parser.begin_step();
+                    self.trie.compute_mask(&mut self.parser, &mut self.mask);
+                }
             } else if !self.sliced_mask()
                 && !self.splits.mask(&self.trie, &mut self.parser, &mut self.mask)
             {

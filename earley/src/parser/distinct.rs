@@ -77,6 +77,14 @@ pub(super) const OPENS: u8 = 1;
 /// [`Row::scope`](super::Row) bit: the row is inside a searching phrase on
 /// some parse: it opens one, or an item of it started in such a row.
 pub(super) const INSIDE: u8 = 2;
+/// [`Row::scope`](super::Row) bit: as [`OPENS`], for any distinct phrase.
+const DISTINCT_OPENS: u8 = 4;
+/// [`Row::scope`](super::Row) bit: as [`INSIDE`], for any distinct phrase.
+pub(super) const DISTINCT_INSIDE: u8 = 8;
+/// [`Row::scope`](super::Row) bit: some searching phrase open here has a
+/// member already (the row holds such a state, or an origin row has the
+/// bit). Without one no member can repeat, and nothing needs a search.
+pub(super) const TAKEN: u8 = 16;
 
 /// The most lexer states one [`Parser::accept_distance`] explores.
 const MAX_DISTANCE_STATES: usize = 4_096;
@@ -116,15 +124,44 @@ fn hash(b: &[u8]) -> u64 {
 }
 
 impl Parser {
-    /// Whether masks must come from the byte-by-byte
+    /// Whether the mask here must come from the byte-by-byte
     /// [`Recognizer`](toktrie::Recognizer) walk
     /// ([`TokTrie::compute_mask`](toktrie::TokTrie::compute_mask)): the
-    /// grammar has a phrase with distinct members, whose check reads the
-    /// bytes of the text. A [`StateRecognizer`](toktrie::StateRecognizer)
-    /// walk over such a grammar stops with
-    /// [`ParseError::ByteWalkRequired`] when a member completes.
+    /// position is inside a phrase with distinct members, whose check reads
+    /// the bytes of the text. Elsewhere a
+    /// [`StateRecognizer`](toktrie::StateRecognizer) walk may serve, but
+    /// one that enters such a phrase (computes a row inside one) or
+    /// completes a member stops with [`ParseError::ByteWalkRequired`];
+    /// [`take_byte_walk_required`](Parser::take_byte_walk_required) then
+    /// clears it for a walk by bytes.
     pub fn needs_byte_walk(&self) -> bool {
+        if !self.g.has_distinct {
+            return false;
+        }
+        let Some(top) = self.frames.last() else { return true };
+        let row = top.row() as usize;
+        // The row after the lexeme in progress, when one was computed
+        // (after `[`), counts too: a stale one only costs a byte walk.
+        let inside = |r: &super::Row| r.scope & DISTINCT_INSIDE != 0;
+        self.rows.get(row).is_none_or(inside) || self.rows.get(row + 1).is_some_and(inside)
+    }
+
+    /// Whether some phrase of the grammar has distinct members (its
+    /// parsers keep the text; see [`needs_byte_walk`](Parser::needs_byte_walk)).
+    pub fn has_distinct(&self) -> bool {
         self.g.has_distinct
+    }
+
+    /// Clears a [`ParseError::ByteWalkRequired`] left by a walk by state
+    /// (every other error stays) and says whether there was one: the
+    /// caller then walks again by bytes. The parser's position is
+    /// unchanged (a walk never moves it).
+    pub fn take_byte_walk_required(&mut self) -> bool {
+        let required = matches!(self.error, Some(ParseError::ByteWalkRequired { .. }));
+        if required {
+            self.error = None;
+        }
+        required
     }
 
     /// The byte offset of row `o` (the row being computed when `o` is past
@@ -270,7 +307,10 @@ impl Parser {
         self.stats.bytes_pushed += 1;
         if self.g.has_search
             && !self.distinct.searching
-            && self.rows.get(f.row() as usize).is_some_and(|r| r.scope & INSIDE != 0)
+            && self
+                .rows
+                .get(f.row() as usize)
+                .is_some_and(|r| r.scope & (INSIDE | TAKEN) == INSIDE | TAKEN)
             && !self.search_completion()
         {
             self.frames.pop();
@@ -282,25 +322,59 @@ impl Parser {
 
     /// [`Row::scope`](super::Row) of the row being computed at `d`, its
     /// items from `start`: [`OPENS`] when it holds a state of a searching
-    /// phrase, [`INSIDE`] then or when an item's origin row has a scope (a
-    /// constituent started inside a searching phrase is still open, so the
-    /// phrase is). An over-approximation on ambiguous parses, which only
-    /// makes the parser search where it need not.
-    pub(super) fn search_scope(&self, start: usize, d: u32) -> u8 {
+    /// phrase, [`INSIDE`] then or when an item's origin row is open or
+    /// inside (a constituent started inside a searching phrase is still
+    /// open, so the phrase is), and [`TAKEN`] when such a phrase has a
+    /// member already; the same for any distinct phrase in
+    /// [`DISTINCT_OPENS`] and [`DISTINCT_INSIDE`]. An over-approximation on
+    /// ambiguous parses, which only costs searches and byte walks where
+    /// none were needed. A walk by state that computes a row inside a
+    /// distinct phrase stops with [`ParseError::ByteWalkRequired`].
+    pub(super) fn distinct_scope(&mut self, start: usize, d: u32) -> u8 {
         let mut scope = 0;
         for &it in &self.items[start..] {
             let pos = pos_of(it);
-            if pos & PHRASE != 0
-                && self.g.perms[self.phrase_state(pos & !PHRASE).perm as usize].search
-            {
-                scope |= OPENS | INSIDE;
+            if pos & PHRASE != 0 {
+                let rule = &self.g.perms[self.phrase_state(pos & !PHRASE).perm as usize];
+                if rule.distinct {
+                    scope |= DISTINCT_OPENS | DISTINCT_INSIDE;
+                }
+                if rule.search {
+                    scope |= OPENS | INSIDE;
+                    if self.phrase_state(pos & !PHRASE).link != NONE {
+                        scope |= TAKEN;
+                    }
+                }
             }
             let o = origin_of(it);
-            if o < d && self.rows[o as usize].scope != 0 {
-                scope |= INSIDE;
+            if o < d {
+                let x = self.rows[o as usize].scope;
+                if x & (OPENS | INSIDE) != 0 {
+                    scope |= INSIDE | (x & TAKEN);
+                }
+                if x & (DISTINCT_OPENS | DISTINCT_INSIDE) != 0 {
+                    scope |= DISTINCT_INSIDE;
+                }
             }
         }
+        if scope & DISTINCT_INSIDE != 0 && self.distinct.by_state && self.error.is_none() {
+            self.error = Some(ParseError::ByteWalkRequired { offset: self.offset() });
+        }
         scope
+    }
+
+    /// A reused row `d` of scope `scope` met by a walk by state: `None` and
+    /// [`ParseError::ByteWalkRequired`] when the row is inside a distinct
+    /// phrase, else the row.
+    pub(super) fn entered_distinct(&mut self, scope: u8, d: usize) -> Option<usize> {
+        if scope & DISTINCT_INSIDE == 0 {
+            let r = self.rows[d];
+            return (r.start != r.end).then_some(d);
+        }
+        if self.error.is_none() {
+            self.error = Some(ParseError::ByteWalkRequired { offset: self.offset() });
+        }
+        None
     }
 
     /// Whether what the parser consumed, the byte just pushed included, has

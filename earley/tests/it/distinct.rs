@@ -231,6 +231,7 @@ fn acceptance_and_masks_equal_the_oracle() {
     let trie = TokTrie::from_token_bytes(&vocab).unwrap();
     let mut rng = SmallRng::seed_from_u64(0xd15c);
     let mut masks = 0;
+    let mut by_state_fallbacks = 0;
     for case in 0..120 {
         let (text, distinct) = random_array(&mut rng);
         assert_eq!(accepts(&g, text.as_bytes()), distinct, "case {case}: {text}");
@@ -238,7 +239,7 @@ fn acceptance_and_masks_equal_the_oracle() {
         // Masks along a prefix of the text (the whole text when valid).
         let cut = if distinct { text.len() } else { rng.random_range(0..text.len()) };
         let mut parser = Parser::new(&g, &|_| None).unwrap();
-        assert!(parser.needs_byte_walk());
+        assert!(parser.has_distinct());
         let bytes = text.as_bytes();
         for at in 0..=cut {
             if at > 0 {
@@ -251,9 +252,25 @@ fn acceptance_and_masks_equal_the_oracle() {
             if at % 3 != 0 && at != cut {
                 continue;
             }
+            // Outside the array a walk by state serves, unless it enters
+            // the array: then it says so.
+            let mut by_state = None;
+            if !parser.needs_byte_walk() {
+                let mut m = TokenSet::new(vocab.len());
+                trie.compute_mask_by_state(&mut parser, &mut m);
+                if parser.take_byte_walk_required() {
+                    by_state_fallbacks += 1;
+                } else {
+                    by_state = Some(m);
+                }
+                parser.check().unwrap();
+            }
             let mut mask = TokenSet::new(vocab.len());
             trie.compute_mask(&mut parser, &mut mask);
             parser.check().unwrap();
+            if let Some(m) = by_state {
+                assert_eq!(m, mask, "case {case}: walk by state at {at}");
+            }
             let mut expected = TokenSet::new(vocab.len());
             for (i, t) in vocab.iter().enumerate() {
                 let mut x = bytes[..at].to_vec();
@@ -275,6 +292,7 @@ fn acceptance_and_masks_equal_the_oracle() {
         }
     }
     assert!(masks > 200, "{masks} masks checked");
+    assert!(by_state_fallbacks > 10, "{by_state_fallbacks} walks by state gave up");
 }
 
 #[test]

@@ -390,3 +390,90 @@ fn unique_open_objects_leave_out_only_the_closing_repeat() {
     m.consume_token(id("}]")).unwrap();
     assert!(m.compute_mask().unwrap().contains(eos));
 }
+
+/// Items that are closed objects with three values in all, inside an
+/// object: masks come from a walk by state outside the array (which
+/// falls back to the byte walk when a token enters it) and from the byte
+/// walk with a completion search inside; at every step they equal the
+/// tokens a copy of the matcher consumes.
+#[test]
+fn unique_closed_objects_masks_equal_what_the_matcher_consumes() {
+    let tokens: Vec<String> = [
+        "{",
+        "}",
+        "[",
+        "]",
+        "\"",
+        ",",
+        ":",
+        "k",
+        "a",
+        "b",
+        "\"k\"",
+        "\"a\"",
+        "\"b\"",
+        "{\"",
+        "items",
+        "\"items\"",
+        "\":[",
+        "\":[{",
+        "},{",
+        "}]",
+        "]}",
+        "}]}",
+        "{}",
+        "\"}",
+        ":\"",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let eos = TokenId(tokens.len() as u32);
+    let vocab = Vocabulary::builder()
+        .token_list(&tokens)
+        .special(eos, "<eos>")
+        .stop_tokens([eos])
+        .build()
+        .unwrap();
+    let schema = json!({"type": "object", "properties": {"items": {"type": "array",
+        "uniqueItems": true, "items": {"type": "object", "properties": {"k": {"enum": ["a", "b"]}},
+        "additionalProperties": false}}}, "required": ["items"], "additionalProperties": false});
+    let g = compile(GrammarSpec::JsonSchema { schema, options: jsonschema::Options::compact() })
+        .unwrap();
+    let id = |t: &str| TokenId(tokens.iter().position(|x| x == t).unwrap() as u32);
+    let doc = [
+        "{\"", "items", "\":[{", "\"k\"", ":\"", "a", "\"}", ",", "{}", ",", "{", "\"k\"", ":",
+        "\"b\"", "}]}",
+    ];
+    let mut m = Matcher::new(&vocab, &g).unwrap();
+    let mut masks = Vec::new();
+    for (step, t) in doc.iter().enumerate() {
+        let mask = m.compute_mask().unwrap().clone();
+        let mut expected = Vec::new();
+        for i in 0..=tokens.len() {
+            let mut copy = m.clone();
+            if copy.consume_token(TokenId(i as u32)).is_ok() {
+                expected.push(TokenId(i as u32));
+            }
+        }
+        let got: Vec<TokenId> = mask.iter().collect();
+        assert_eq!(got, expected, "step {step}, before {t:?}");
+        masks.push(got.len());
+        m.consume_token(id(t)).unwrap();
+    }
+    assert!(m.compute_mask().unwrap().contains(eos));
+    // After `{"k":"a"},{},{"k":` only `"b"` (or its first byte) may come:
+    // `"a"` would repeat the first item.
+    let mut m = Matcher::new(&vocab, &g).unwrap();
+    let prefix =
+        ["{\"", "items", "\":[{", "\"k\"", ":\"", "a", "\"}", ",", "{}", ",", "{", "\"k\"", ":"];
+    m.consume_tokens(&prefix.iter().map(|t| id(t)).collect::<Vec<_>>()).unwrap();
+    let allowed: Vec<&str> =
+        m.compute_mask().unwrap().iter().map(|t| tokens[t.index()].as_str()).collect();
+    assert_eq!(allowed, ["\"", "\"b\""]);
+    // With all three items written, the array may only close.
+    m.consume_tokens(&[id("\"b\""), id("}")]).unwrap();
+    let allowed: Vec<&str> =
+        m.compute_mask().unwrap().iter().map(|t| tokens[t.index()].as_str()).collect();
+    assert_eq!(allowed, ["]", "]}"]);
+}

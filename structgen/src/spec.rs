@@ -193,6 +193,7 @@ impl GrammarSpec {
 /// | `earley::Limits::max_items_per_row` | 100,000 | `max_items_in_row` 2,000 | completion is indexed in large rows (`O(k log k)`), so a 16,000-rule chain is legitimate here |
 /// | `earley::Limits::max_items_per_step` | 5,000,000 | `step_max_items` 50,000 | ours counts the items of every row a mask walk computes (a row per distinct lexeme end), llguidance's fewer |
 /// | `earley::Limits::max_phrase_states` | 1,000,000 | (no permutation phrases) | one per set of names met |
+/// | `earley::Limits::max_search_bytes` | 100,000 per search | (no `uniqueItems`) | one completion search inside a `uniqueItems` array whose items may run out of values; most end within a few bytes |
 /// | `lexer::LexerLimits::max_states` | 250,000 | `max_lexer_states` 250,000 | a 60 KB literal or `\d{1,100000}` needs one state per byte; about `4 · (C + 1)` bytes each for `C` byte classes |
 /// | `lexer::LexerLimits::max_exprs` | 2,000,000 | none | derivre's expression set |
 /// | `lexer::LexerLimits::relevance_fuel` | 100,000 per check | none per check | one check; a step is bounded apart |

@@ -514,10 +514,11 @@ impl Parser {
             r.offset = self.boundary;
             let (empty, scope) = (r.start == r.end, r.scope);
             self.stats.rows_reused += 1;
-            if scope != 0 && self.distinct.by_state {
+            if scope & distinct::DISTINCT_INSIDE != 0 && self.distinct.by_state {
                 // A walk by state entering a distinct phrase, as when the
                 // row is computed (`parser/distinct.rs`).
-                return self.entered_distinct(scope, d);
+                self.byte_walk_required();
+                return None;
             }
             return if empty { None } else { Some(d) };
         }

@@ -190,7 +190,7 @@ impl Parser {
     /// may not come (as for any phrase) or equals an earlier member.
     pub(super) fn distinct_step(&mut self, s: u32, j: u32, origin: u32) -> Option<u32> {
         if self.distinct.by_state {
-            self.error = Some(ParseError::ByteWalkRequired { offset: self.offset() });
+            self.byte_walk_required();
             return None;
         }
         let (count, missing, optional_used) = self.phrase_after(s, j as usize)?;
@@ -357,24 +357,19 @@ impl Parser {
                 }
             }
         }
-        if scope & DISTINCT_INSIDE != 0 && self.distinct.by_state && self.error.is_none() {
-            self.error = Some(ParseError::ByteWalkRequired { offset: self.offset() });
+        if scope & DISTINCT_INSIDE != 0 && self.distinct.by_state {
+            self.byte_walk_required();
         }
         scope
     }
 
-    /// A reused row `d` of scope `scope` met by a walk by state: `None` and
-    /// [`ParseError::ByteWalkRequired`] when the row is inside a distinct
-    /// phrase, else the row.
-    pub(super) fn entered_distinct(&mut self, scope: u8, d: usize) -> Option<usize> {
-        if scope & DISTINCT_INSIDE == 0 {
-            let r = self.rows[d];
-            return (r.start != r.end).then_some(d);
-        }
+    /// Stops a walk by state with [`ParseError::ByteWalkRequired`] (unless
+    /// an error came first): it entered a distinct phrase, computing or
+    /// reusing a row inside one, or completed a member.
+    pub(super) fn byte_walk_required(&mut self) {
         if self.error.is_none() {
             self.error = Some(ParseError::ByteWalkRequired { offset: self.offset() });
         }
-        None
     }
 
     /// Whether what the parser consumed, the byte just pushed included, has

@@ -347,14 +347,9 @@ fn unique_items_masks_leave_out_the_tokens_that_repeat_an_item() {
     assert!(m.compute_mask().unwrap().contains(eos));
 }
 
-/// Items that are open objects with a constrained member: the one token
-/// that would close a repeat is left out, and a fresh member is offered.
-#[test]
-fn unique_open_objects_leave_out_only_the_closing_repeat() {
-    let tokens: Vec<String> = ["[", "]", "{", "}", "\"k\"", ":", "1", ",", "\"x\"", "}]"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+/// A vocabulary of `tokens` and a stop token `<eos>` after them.
+fn small_vocab(tokens: &[&str]) -> (Vec<String>, Vocabulary, TokenId) {
+    let tokens: Vec<String> = tokens.iter().map(|s| s.to_string()).collect();
     let eos = TokenId(tokens.len() as u32);
     let vocab = Vocabulary::builder()
         .token_list(&tokens)
@@ -362,6 +357,15 @@ fn unique_open_objects_leave_out_only_the_closing_repeat() {
         .stop_tokens([eos])
         .build()
         .unwrap();
+    (tokens, vocab, eos)
+}
+
+/// Items that are open objects with a constrained member: the one token
+/// that would close a repeat is left out, and a fresh member is offered.
+#[test]
+fn unique_open_objects_leave_out_only_the_closing_repeat() {
+    let (tokens, vocab, eos) =
+        small_vocab(&["[", "]", "{", "}", "\"k\"", ":", "1", ",", "\"x\"", "}]"]);
     let schema = json!({"type": "array", "uniqueItems": true, "items": {"type": "object",
         "properties": {"k": {"enum": [1, 2]}}, "required": ["k"]}});
     let g = compile(GrammarSpec::JsonSchema { schema, options: jsonschema::Options::compact() })
@@ -398,43 +402,12 @@ fn unique_open_objects_leave_out_only_the_closing_repeat() {
 /// tokens a copy of the matcher consumes.
 #[test]
 fn unique_closed_objects_masks_equal_what_the_matcher_consumes() {
-    let tokens: Vec<String> = [
-        "{",
-        "}",
-        "[",
-        "]",
-        "\"",
-        ",",
-        ":",
-        "k",
-        "a",
-        "b",
-        "\"k\"",
-        "\"a\"",
-        "\"b\"",
-        "{\"",
-        "items",
-        "\"items\"",
-        "\":[",
-        "\":[{",
-        "},{",
-        "}]",
-        "]}",
-        "}]}",
-        "{}",
-        "\"}",
-        ":\"",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let eos = TokenId(tokens.len() as u32);
-    let vocab = Vocabulary::builder()
-        .token_list(&tokens)
-        .special(eos, "<eos>")
-        .stop_tokens([eos])
-        .build()
-        .unwrap();
+    #[rustfmt::skip]
+    let list = [
+        "{", "}", "[", "]", "\"", ",", ":", "k", "a", "b", "\"k\"", "\"a\"", "\"b\"", "{\"",
+        "items", "\"items\"", "\":[", "\":[{", "},{", "}]", "]}", "}]}", "{}", "\"}", ":\"",
+    ];
+    let (tokens, vocab, eos) = small_vocab(&list);
     let schema = json!({"type": "object", "properties": {"items": {"type": "array",
         "uniqueItems": true, "items": {"type": "object", "properties": {"k": {"enum": ["a", "b"]}},
         "additionalProperties": false}}}, "required": ["items"], "additionalProperties": false});

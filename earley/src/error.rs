@@ -139,8 +139,8 @@ pub enum ParseError {
         /// The name, e.g. `<|eom_id|>`.
         name: String,
     },
-    /// A [`StateRecognizer`](toktrie::StateRecognizer) walk completed a
-    /// member of a phrase with distinct members, whose check needs the
+    /// A [`StateRecognizer`](toktrie::StateRecognizer) walk reached a
+    /// phrase with distinct members that has a member, whose checks need the
     /// bytes that walk does not hand over (see
     /// [`Parser::needs_byte_walk`](crate::Parser::needs_byte_walk)).
     ByteWalkRequired {

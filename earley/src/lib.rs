@@ -109,7 +109,7 @@ pub use forced::{ByteSet, ForcedBytes, ForcedStop};
 pub use grammar::{
     Grammar, GrammarBuilder, Limits, Permutation, SpecialToken, SymbolId, SymbolKind,
 };
-pub use parser::{Frame, MaxTokensOutcome, Parser, ParserStats, PositionKey};
+pub use parser::{Frame, MaxTokensOutcome, Parser, ParserStats, PositionKey, TakenSplit};
 
 #[cfg(test)]
 mod tests {

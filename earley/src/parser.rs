@@ -20,6 +20,7 @@ mod special;
 mod split;
 pub use options::MaxTokensOutcome;
 use permutation::{PHRASE, PhraseStates};
+pub use split::TakenSplit;
 
 /// An Earley item packed in a `u64`: the dot (an index into the grammar's
 /// flat right-hand sides, or with bit 31 set a permutation phrase state,
@@ -514,9 +515,9 @@ impl Parser {
             r.offset = self.boundary;
             let (empty, scope) = (r.start == r.end, r.scope);
             self.stats.rows_reused += 1;
-            if scope & distinct::DISTINCT_INSIDE != 0 && self.distinct.by_state {
-                // A walk by state entering a distinct phrase, as when the
-                // row is computed (`parser/distinct.rs`).
+            if scope & distinct::DISTINCT_TAKEN != 0 && self.distinct.by_state {
+                // A walk by state reaching a distinct phrase with members,
+                // as when the row is computed (`parser/distinct.rs`).
                 self.byte_walk_required();
                 return None;
             }

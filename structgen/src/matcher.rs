@@ -399,22 +399,29 @@ impl Matcher {
         let refusals = self.fuel_refusals();
         if self.status.can_extend {
             if self.parser.needs_byte_walk() {
-                // Inside distinct members (`uniqueItems`), checked on the
-                // text, which only the byte-by-byte walk hands to the parser.
-                self.trie.compute_mask(&mut self.parser, &mut self.mask);
-            } else if self.parser.has_distinct() {
-                // Outside them a walk by state serves, until it enters them
-                // (no slices or splits then: an abandoned walk must leave
-                // nothing behind).
-                self.trie.compute_mask_by_state(&mut self.parser, &mut self.mask);
+                // Among distinct members (`uniqueItems`) once one is taken,
+                // checked on the text, which only the byte-by-byte walk
+                // hands to the parser (a split serves the tokens that stay
+                // inside a lexeme where nothing is checked).
+                if !self.splits.taken_mask(&self.trie, &mut self.parser, &mut self.mask) {
+                    self.parser.begin_step();
+                    self.trie.compute_mask(&mut self.parser, &mut self.mask);
+                }
+            } else {
+                if !self.sliced_mask()
+                    && !self.splits.mask(&self.trie, &mut self.parser, &mut self.mask)
+                {
+                    self.trie.compute_mask_by_state(&mut self.parser, &mut self.mask);
+                }
+                // Elsewhere the walks by state serve (slices and splits
+                // prove tokens inside the lexeme in progress, where no
+                // member can complete), until one reaches a taken phrase:
+                // then the mask is walked again by bytes. Nothing the
+                // abandoned walk cached depends on the rows.
                 if self.parser.take_byte_walk_required() {
                     self.parser.begin_step();
                     self.trie.compute_mask(&mut self.parser, &mut self.mask);
                 }
-            } else if !self.sliced_mask()
-                && !self.splits.mask(&self.trie, &mut self.parser, &mut self.mask)
-            {
-                self.trie.compute_mask_by_state(&mut self.parser, &mut self.mask);
             }
         } else {
             // Only the end of the sequence remains: no walk needed.

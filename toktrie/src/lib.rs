@@ -16,7 +16,9 @@
 //! - [`SplitRecognizer`], [`TokTrie::split`] and
 //!   [`TokTrie::compute_mask_split`]: masks where almost every token is
 //!   allowed (free text) as a precomputed set plus the walks of a few
-//!   frontier nodes (`DESIGN.md`, "Split masks").
+//!   frontier nodes (`DESIGN.md`, "Split masks");
+//!   [`TokTrie::compute_mask_split_by_bytes`] walks the frontier with a
+//!   [`Recognizer`] instead.
 //! - [`TokenSet`]: a set of ids as a bitset of `u64` words over a possibly
 //!   padded vocabulary; union, intersection, difference, popcount,
 //!   iteration, and [`apply_to_logits`](TokenSet::apply_to_logits).

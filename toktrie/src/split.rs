@@ -26,8 +26,8 @@
 use std::sync::Arc;
 
 use crate::trie::TokTrie;
-use crate::walk::walk_subtree_by_state;
-use crate::{StateRecognizer, TokenSet};
+use crate::walk::{walk_subtree, walk_subtree_by_state};
+use crate::{Recognizer, StateRecognizer, TokenSet};
 
 /// A [`StateRecognizer`] with an inner state whose steps inside the current
 /// unit do not depend on the rest of the position.
@@ -240,16 +240,7 @@ impl TokTrie {
         split: &Split<R::Inner>,
         mask: &mut TokenSet,
     ) {
-        self.prepare(mask);
-        {
-            let words = mask.words_mut();
-            let all = self.node_tokens.as_words();
-            words[..all.len()].copy_from_slice(all);
-            words[all.len()..].fill(0);
-            for &(i, out) in split.outside.iter() {
-                words[i as usize] &= !out;
-            }
-        }
+        self.fill_inside(split, mask);
         let start = r.start();
         let mut stack = vec![start; self.max_token_len() + 1];
         for f in &split.frontier {
@@ -271,5 +262,70 @@ impl TokTrie {
         self.add_allowed_specials(mask, |id| r.special_allowed(id));
         r.walk_finished();
         self.finish(mask);
+    }
+
+    /// Sets `mask` to `split`'s inside tokens: the trie's tokens minus the
+    /// outside words.
+    fn fill_inside<I>(&self, split: &Split<I>, mask: &mut TokenSet) {
+        self.prepare(mask);
+        let words = mask.words_mut();
+        let all = self.node_tokens.as_words();
+        words[..all.len()].copy_from_slice(all);
+        words[all.len()..].fill(0);
+        for &(i, out) in split.outside.iter() {
+            words[i as usize] &= !out;
+        }
+    }
+
+    /// [`compute_mask_split`](TokTrie::compute_mask_split) for a
+    /// [`Recognizer`], the byte-by-byte protocol: for each frontier node it
+    /// pushes the parent's path, then the node's byte, and walks the
+    /// node's subtree as [`compute_mask`](TokTrie::compute_mask) would.
+    /// For a recognizer whose answers need the bytes (the Earley parser
+    /// among distinct members), with a split whose inner steps are sound
+    /// for it. Returns `false`, with `mask` unspecified, when a path byte
+    /// is refused (the inner steps did not hold here: the caller walks the
+    /// whole trie instead).
+    ///
+    /// Time: O(V/64) word copies, plus one push per path byte and frontier
+    /// node, and the walks of the accepted frontier nodes' subtrees.
+    pub fn compute_mask_split_by_bytes<R: Recognizer + ?Sized, I>(
+        &self,
+        r: &mut R,
+        split: &Split<I>,
+        mask: &mut TokenSet,
+    ) -> bool {
+        self.fill_inside(split, mask);
+        r.trie_started();
+        let mut ok = true;
+        // The path pushed now: frontier nodes come in trie order, so the
+        // next parent's path shares a prefix with it, which stays pushed.
+        let mut pushed: &[u8] = &[];
+        for f in &split.frontier {
+            let path = &split.paths[f.path.0 as usize..f.path.1 as usize];
+            let common = pushed.iter().zip(path).take_while(|(a, b)| a == b).count();
+            r.pop_bytes(pushed.len() - common);
+            let more = path[common..].iter().take_while(|&&b| r.try_push_byte(b)).count();
+            pushed = &path[..common + more];
+            if pushed.len() < path.len() {
+                ok = false;
+                break;
+            }
+            let node = f.node as usize;
+            let n = self.nodes[node];
+            if r.try_push_byte(n.byte()) {
+                let t = n.token() as usize;
+                mask.words_mut()[t / 64] |= 1 << (t % 64);
+                let pending = walk_subtree(self, r, mask.words_mut(), node);
+                r.pop_bytes(pending + 1);
+            }
+        }
+        r.pop_bytes(pushed.len());
+        if ok {
+            self.add_allowed_specials(mask, |id| r.special_allowed(id));
+        }
+        r.trie_finished();
+        self.finish(mask);
+        ok
     }
 }

@@ -152,7 +152,7 @@ impl TokTrie {
 /// flag), and the next position and pending pop count are selected, not
 /// branched on, from the node's `size` and `up` fields (see `Node`).
 #[inline(always)]
-fn walk_subtree<R: Recognizer + ?Sized>(
+pub(crate) fn walk_subtree<R: Recognizer + ?Sized>(
     trie: &TokTrie,
     r: &mut R,
     words: &mut [u64],

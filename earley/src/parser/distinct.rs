@@ -80,11 +80,17 @@ pub(super) const INSIDE: u8 = 2;
 /// [`Row::scope`](super::Row) bit: as [`OPENS`], for any distinct phrase.
 const DISTINCT_OPENS: u8 = 4;
 /// [`Row::scope`](super::Row) bit: as [`INSIDE`], for any distinct phrase.
-pub(super) const DISTINCT_INSIDE: u8 = 8;
+const DISTINCT_INSIDE: u8 = 8;
 /// [`Row::scope`](super::Row) bit: some searching phrase open here has a
 /// member already (the row holds such a state, or an origin row has the
 /// bit). Without one no member can repeat, and nothing needs a search.
 pub(super) const TAKEN: u8 = 16;
+/// [`Row::scope`](super::Row) bit: as [`TAKEN`], for any distinct phrase.
+/// Only here do the parser's answers depend on the bytes of the text (a
+/// member may equal an earlier one), so only here must a mask walk go by
+/// bytes: before the first member of every phrase completes, a walk by
+/// state serves.
+pub(super) const DISTINCT_TAKEN: u8 = 32;
 
 /// The most lexer states one [`Parser::accept_distance`] explores.
 const MAX_DISTANCE_STATES: usize = 4_096;
@@ -127,11 +133,12 @@ impl Parser {
     /// Whether the mask here must come from the byte-by-byte
     /// [`Recognizer`](toktrie::Recognizer) walk
     /// ([`TokTrie::compute_mask`](toktrie::TokTrie::compute_mask)): the
-    /// position is inside a phrase with distinct members, whose check reads
-    /// the bytes of the text. Elsewhere a
+    /// position is inside a phrase with distinct members that has a member
+    /// already, whose check reads the bytes of the text. Elsewhere a
     /// [`StateRecognizer`](toktrie::StateRecognizer) walk may serve, but
-    /// one that enters such a phrase (computes a row inside one) or
-    /// completes a member stops with [`ParseError::ByteWalkRequired`];
+    /// one that reaches such a phrase (computes or reuses a row inside one)
+    /// or completes a member after the first stops with
+    /// [`ParseError::ByteWalkRequired`];
     /// [`take_byte_walk_required`](Parser::take_byte_walk_required) then
     /// clears it for a walk by bytes.
     pub fn needs_byte_walk(&self) -> bool {
@@ -142,7 +149,7 @@ impl Parser {
         let row = top.row() as usize;
         // The row after the lexeme in progress, when one was computed
         // (after `[`), counts too: a stale one only costs a byte walk.
-        let inside = |r: &super::Row| r.scope & DISTINCT_INSIDE != 0;
+        let inside = |r: &super::Row| r.scope & DISTINCT_TAKEN != 0;
         self.rows.get(row).is_none_or(inside) || self.rows.get(row + 1).is_some_and(inside)
     }
 
@@ -189,18 +196,22 @@ impl Parser {
     /// spanning from row `origin` to the row being computed; `None` when it
     /// may not come (as for any phrase) or equals an earlier member.
     pub(super) fn distinct_step(&mut self, s: u32, j: u32, origin: u32) -> Option<u32> {
-        if self.distinct.by_state {
+        let st = self.phrase_state(s);
+        if st.link != NONE && self.distinct.by_state {
+            // A comparison with earlier members, which reads the text.
             self.byte_walk_required();
             return None;
         }
         let (count, missing, optional_used) = self.phrase_after(s, j as usize)?;
+        // The row's phrase states name spans by row id (see `hashes`).
         self.distinct.textual = true;
         let d = self.rows.len() as u32;
         let mut new = std::mem::take(&mut self.distinct.new_form);
         let mut old = std::mem::take(&mut self.distinct.old_form);
-        self.member_form(self.row_offset(origin), self.boundary as usize, &mut new);
+        if st.link != NONE {
+            self.member_form(self.row_offset(origin), self.boundary as usize, &mut new);
+        }
         let h = hash(&new);
-        let st = self.phrase_state(s);
         let mut link = st.link;
         let mut duplicate = false;
         while link != NONE {
@@ -326,22 +337,27 @@ impl Parser {
     /// inside (a constituent started inside a searching phrase is still
     /// open, so the phrase is), and [`TAKEN`] when such a phrase has a
     /// member already; the same for any distinct phrase in
-    /// [`DISTINCT_OPENS`] and [`DISTINCT_INSIDE`]. An over-approximation on
-    /// ambiguous parses, which only costs searches and byte walks where
-    /// none were needed. A walk by state that computes a row inside a
-    /// distinct phrase stops with [`ParseError::ByteWalkRequired`].
+    /// [`DISTINCT_OPENS`], [`DISTINCT_INSIDE`] and [`DISTINCT_TAKEN`]. An
+    /// over-approximation on ambiguous parses, which only costs searches
+    /// and byte walks where none were needed. A walk by state that computes
+    /// a row inside a distinct phrase with a member stops with
+    /// [`ParseError::ByteWalkRequired`].
     pub(super) fn distinct_scope(&mut self, start: usize, d: u32) -> u8 {
         let mut scope = 0;
         for &it in &self.items[start..] {
             let pos = pos_of(it);
             if pos & PHRASE != 0 {
-                let rule = &self.g.perms[self.phrase_state(pos & !PHRASE).perm as usize];
+                let st = self.phrase_state(pos & !PHRASE);
+                let rule = &self.g.perms[st.perm as usize];
                 if rule.distinct {
                     scope |= DISTINCT_OPENS | DISTINCT_INSIDE;
+                    if st.link != NONE {
+                        scope |= DISTINCT_TAKEN;
+                    }
                 }
                 if rule.search {
                     scope |= OPENS | INSIDE;
-                    if self.phrase_state(pos & !PHRASE).link != NONE {
+                    if st.link != NONE {
                         scope |= TAKEN;
                     }
                 }
@@ -353,19 +369,20 @@ impl Parser {
                     scope |= INSIDE | (x & TAKEN);
                 }
                 if x & (DISTINCT_OPENS | DISTINCT_INSIDE) != 0 {
-                    scope |= DISTINCT_INSIDE;
+                    scope |= DISTINCT_INSIDE | (x & DISTINCT_TAKEN);
                 }
             }
         }
-        if scope & DISTINCT_INSIDE != 0 && self.distinct.by_state {
+        if scope & DISTINCT_TAKEN != 0 && self.distinct.by_state {
             self.byte_walk_required();
         }
         scope
     }
 
     /// Stops a walk by state with [`ParseError::ByteWalkRequired`] (unless
-    /// an error came first): it entered a distinct phrase, computing or
-    /// reusing a row inside one, or completed a member.
+    /// an error came first): it reached a distinct phrase with a member,
+    /// computing or reusing a row inside one, or completed a member after
+    /// the first.
     pub(super) fn byte_walk_required(&mut self) {
         if self.error.is_none() {
             self.error = Some(ParseError::ByteWalkRequired { offset: self.offset() });
@@ -574,6 +591,23 @@ impl Parser {
             stack.push((t, 0, first));
             on_stack.insert(t);
         }
+    }
+
+    /// Whether a byte walk among taken distinct members accepts a plain
+    /// step into lexer state `s` with no check: `s` does not end the lexeme
+    /// (accepting with no byte after), and in a searching phrase
+    /// (`searching`), a string in state `s` has more completions than a
+    /// phrase has members (see `search_verdict`; the caller knows the
+    /// lexeme is a string).
+    pub(super) fn free_inside(&mut self, s: StateId, searching: bool) -> bool {
+        if self.lexer.accepting(s).is_some() && self.dead_for_all(s) {
+            return false;
+        }
+        if searching {
+            let cap = self.g.limits.max_phrase_states as u64 + 1;
+            return self.raw_completions(s, cap) >= cap;
+        }
+        true
     }
 
     /// A hash of the bytes of the lexeme in progress at frame `top` (the

@@ -46,6 +46,15 @@
 //! matchers of the grammar start with them instead of localizing shared
 //! ones again.
 //!
+//! Grammars with distinct members (`uniqueItems`) have a second kind of
+//! split, for positions among taken members, where masks are walked by
+//! bytes (`earley::TakenSplit`): its inside tokens stay inside the lexeme
+//! in progress with no member check or search, the rest is walked by
+//! bytes ([`TokTrie::compute_mask_split_by_bytes`]). They are this
+//! matcher's own, cached apart from the ordinary ones, and have no limit
+//! on outside words and up to 4,096 frontier nodes, since the walk they
+//! replace costs more than any split mask.
+//!
 //! Sharing is on for grammars with a lazy lexeme (free text that ends at
 //! its first stop: structural tags, Lark `[lazy]` terminals), where it
 //! pays. Naming a state prints its derivatives, which a JSON Schema's many
@@ -193,6 +202,10 @@ pub(crate) struct SplitCache {
     max_splits: usize,
     splits: usize,
     entries: HashMap<StateId, Entry>,
+    /// Splits for the walk by bytes among taken distinct members
+    /// (`earley::TakenSplit`), keyed by its `key`; they answer differently
+    /// from `entries`' at the same lexer state.
+    taken: HashMap<(StateId, bool), Entry>,
     stats: SplitStats,
     /// The vocabulary's store: the same `Arc` in every matcher of the
     /// vocabulary.
@@ -228,6 +241,7 @@ impl SplitCache {
             max_splits,
             splits: 0,
             entries: HashMap::new(),
+            taken: HashMap::new(),
             stats: SplitStats::default(),
             shared,
             sharing: None,
@@ -253,6 +267,7 @@ impl SplitCache {
     /// alike.
     pub(crate) fn replace_with(&mut self, other: &SplitCache) {
         self.entries.clear();
+        self.taken.clear();
         self.splits = 0;
         for (&state, e) in &other.entries {
             match e {
@@ -327,6 +342,62 @@ impl SplitCache {
             Some(Entry::Seen) | None => return false,
         };
         trie.compute_mask_split(parser, &split, mask);
+        self.stats.masks += 1;
+        true
+    }
+
+    /// Sets `mask` from a split at a position among taken distinct members
+    /// (`uniqueItems`), where the parser needs the walk by bytes: the
+    /// tokens that stay inside the lexeme in progress with no member check
+    /// or search are the split's inside set, the rest is walked by bytes
+    /// (see `earley::TakenSplit`). The same "seen twice" rule as
+    /// [`mask`](Self::mask), with this matcher's own splits only (the
+    /// inner steps depend on the phrase, not only on the lexer state).
+    /// `false` when no split serves: the caller walks.
+    pub(crate) fn taken_mask(
+        &mut self,
+        trie: &TokTrie,
+        parser: &mut Parser,
+        mask: &mut TokenSet,
+    ) -> bool {
+        if self.max_splits == 0 {
+            return false;
+        }
+        let Some(mut r) = parser.taken_split() else { return false };
+        let key = r.key();
+        let split = match self.taken.get(&key) {
+            Some(Entry::Split(s)) => s.clone(),
+            Some(Entry::Refused) => return false,
+            Some(Entry::Seen) if self.splits < self.max_splits => {
+                let mut limits = SplitLimits::for_trie(trie);
+                limits.max_frontier = 4096;
+                limits.max_outside_words = usize::MAX;
+                match trie.split(&mut r, key.0, &limits) {
+                    Some(s) => {
+                        let s = Arc::new(s);
+                        self.taken.insert(key, Entry::Split(s.clone()));
+                        self.splits += 1;
+                        self.stats.splits += 1;
+                        s
+                    }
+                    None => {
+                        self.taken.insert(key, Entry::Refused);
+                        self.stats.refused += 1;
+                        return false;
+                    }
+                }
+            }
+            Some(Entry::Seen) => return false,
+            None => {
+                if self.taken.len() < MAX_SEEN {
+                    self.taken.insert(key, Entry::Seen);
+                }
+                return false;
+            }
+        };
+        if !trie.compute_mask_split_by_bytes(r.parser(), &split, mask) {
+            return false;
+        }
         self.stats.masks += 1;
         true
     }

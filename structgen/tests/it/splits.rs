@@ -17,21 +17,22 @@ use super::structural_tag::{call, compile, preset_grammar, tokenizer, vocab};
 /// free-text split is not refused for its outside words).
 fn shared_vocab() -> &'static Vocabulary {
     static VOCAB: std::sync::OnceLock<Vocabulary> = std::sync::OnceLock::new();
-    VOCAB.get_or_init(|| {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(0x5b117);
-        let alphabet = b"<>/ab x.";
-        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        while tokens.len() < 256 + 3000 {
-            let len = rng.random_range(2..7);
-            let w: Vec<u8> =
-                (0..len).map(|_| alphabet[rng.random_range(0..alphabet.len())]).collect();
-            if !tokens.contains(&w) {
-                tokens.push(w);
-            }
+    VOCAB.get_or_init(|| random_vocab(0x5b117, b"<>/ab x.", 7))
+}
+
+/// Every byte, and 3,000 words of 2 to `max_len - 1` bytes over `alphabet`.
+fn random_vocab(seed: u64, alphabet: &[u8], max_len: usize) -> Vocabulary {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    while tokens.len() < 256 + 3000 {
+        let len = rng.random_range(2..max_len);
+        let w: Vec<u8> = (0..len).map(|_| alphabet[rng.random_range(0..alphabet.len())]).collect();
+        if !tokens.contains(&w) {
+            tokens.push(w);
         }
-        vocab(&tokens).0
-    })
+    }
+    vocab(&tokens).0
 }
 
 proptest! {
@@ -75,27 +76,11 @@ proptest! {
         for round in 0..3 {
             let mut m = Matcher::new(v, &g).unwrap();
             let mut plain = Matcher::new(v, &g).unwrap().with_max_splits(0);
-            for (i, &p) in picks.iter().enumerate() {
-                let want: Vec<u32> = plain.compute_mask().unwrap().iter().map(|t| t.0).collect();
-                let got: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
-                prop_assert_eq!(&got, &want, "round {}, step {}", round, i);
-                if want.is_empty() {
-                    break;
-                }
-                // Mostly tokens without `<`, so the text stays free for a
-                // while and comes back to its states.
-                let calm: Vec<u32> = want
-                    .iter()
-                    .copied()
-                    .filter(|&t| v.trie().token_bytes(TokenId(t)).is_some_and(|b| !b.contains(&b'<')))
-                    .collect();
-                let pool = if p % 4 != 0 && !calm.is_empty() { &calm } else { &want };
-                let t = TokenId(pool[(p / 4) as usize % pool.len()]);
-                if plain.consume_token(t).is_err() || plain.is_stopped() {
-                    break;
-                }
-                m.consume_token(t).unwrap();
-            }
+            // Mostly tokens without `<`, so the text stays free for a
+            // while and comes back to its states.
+            let calm = |b: &[u8]| !b.contains(&b'<');
+            random_walk_beside_plain(v, &mut m, &mut plain, &picks, 4, calm)
+                .map_err(|e| TestCaseError::fail(format!("round {round}: {e}")))?;
         }
     }
 }
@@ -129,6 +114,43 @@ fn long_reasoning_block() {
     assert_eq!(plain.split_stats().masks, 0);
     let empty = format!("<think></think>{}", call(ToolSyntax::Hermes, "f", "{}"));
     assert!(g.accepts(empty.as_bytes()));
+}
+
+/// Walks `m` and `plain` (split masks off) along allowed tokens chosen by
+/// `picks`, comparing their masks at every step: each pick not divisible
+/// by `every` takes a `calm` token when one is allowed (to stay inside a
+/// lexeme and come back to its states). `Err` names the first step whose
+/// masks differ.
+fn random_walk_beside_plain(
+    v: &Vocabulary,
+    m: &mut Matcher,
+    plain: &mut Matcher,
+    picks: &[u32],
+    every: u32,
+    calm: impl Fn(&[u8]) -> bool,
+) -> Result<(), String> {
+    for (i, &p) in picks.iter().enumerate() {
+        let want: Vec<u32> = plain.compute_mask().unwrap().iter().map(|t| t.0).collect();
+        let got: Vec<u32> = m.compute_mask().unwrap().iter().map(|t| t.0).collect();
+        if got != want {
+            return Err(format!("step {i}: the split mask differs from the plain walk's"));
+        }
+        if want.is_empty() {
+            break;
+        }
+        let quiet: Vec<u32> = want
+            .iter()
+            .copied()
+            .filter(|&t| v.trie().token_bytes(TokenId(t)).is_some_and(&calm))
+            .collect();
+        let pool = if p % every != 0 && !quiet.is_empty() { &quiet } else { &want };
+        let t = TokenId(pool[(p / every) as usize % pool.len()]);
+        if plain.consume_token(t).is_err() || plain.is_stopped() {
+            break;
+        }
+        m.consume_token(t).unwrap();
+    }
+    Ok(())
 }
 
 /// Consumes `ids` with `m` and with `plain` (split masks off), asserting
@@ -321,4 +343,80 @@ fn a_learned_start_keeps_only_its_own_lexers_splits() {
         }
     }
     assert!(both > 6, "{both} rounds where both matchers taught the start");
+}
+
+/// A vocabulary for `uniqueItems` arrays: every byte, and 3,000 words over
+/// a JSON alphabet (enough tokens that splits inside strings form).
+fn json_vocab() -> &'static Vocabulary {
+    static VOCAB: std::sync::OnceLock<Vocabulary> = std::sync::OnceLock::new();
+    VOCAB.get_or_init(|| random_vocab(0x0417, b"ab \"\",:{}[]12", 6))
+}
+
+/// The `uniqueItems` schemas of the split tests: free strings (a distinct
+/// phrase without search), bounded strings and closed objects (searching
+/// phrases).
+fn unique_schema(which: usize) -> Grammar {
+    let items = match which {
+        0 => json!({"type": "string"}),
+        1 => json!({"type": "string", "maxLength": 5}),
+        _ => json!({"type": "object", "properties": {"a": {"type": "string"},
+            "b": {"enum": [1, 2]}}, "additionalProperties": false}),
+    };
+    let schema = json!({"type": "array", "uniqueItems": true, "items": items});
+    let spec = structgen::GrammarSpec::JsonSchema {
+        schema,
+        options: structgen::jsonschema::Options::compact(),
+    };
+    Grammar::compile(&spec, &structgen::CompileOptions::default()).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Among taken distinct members the byte walk takes splits
+    /// (`earley::TakenSplit`): their masks equal the plain byte walk's
+    /// (`with_max_splits(0)`) along random walks of allowed tokens, mostly
+    /// inside strings so that lexer states come back.
+    #[test]
+    fn unique_items_split_masks_equal_byte_walks(
+        which in 0usize..3,
+        picks in proptest::collection::vec(any::<u32>(), 60),
+    ) {
+        let v = json_vocab();
+        let g = unique_schema(which);
+        let mut m = Matcher::new(v, &g).unwrap();
+        let mut plain = Matcher::new(v, &g).unwrap().with_max_splits(0);
+        let calm = |b: &[u8]| b.iter().all(|c| b"ab ".contains(c));
+        random_walk_beside_plain(v, &mut m, &mut plain, &picks, 3, calm)
+            .map_err(TestCaseError::fail)?;
+    }
+}
+
+/// Splits serve masks inside the later strings of a `uniqueItems` array
+/// (free and bounded strings alike), with the same masks as the byte walk;
+/// in a bounded string the bytes near its end are left to the walk (the
+/// split's frontier), where a search decides.
+#[test]
+fn unique_items_take_splits_inside_strings() {
+    let v = json_vocab();
+    let id = |s: &str| {
+        (0..v.trie().vocab_size() as u32)
+            .find(|&t| v.trie().token_bytes(TokenId(t)) == Some(s.as_bytes()))
+            .unwrap()
+    };
+    for which in [0, 1] {
+        let g = unique_schema(which);
+        let mut m = Matcher::new(v, &g).unwrap();
+        let mut plain = Matcher::new(v, &g).unwrap().with_max_splits(0);
+        // `["a","ba","baa"]`: the bounded string's lexer states count its
+        // characters, so they come back (seen twice) in the third item.
+        let mut ids = vec![id("["), id("\""), id("a"), id("\""), id(",")];
+        ids.extend([id("\""), id("b"), id("a"), id("\""), id(",")]);
+        ids.extend([id("\""), id("b"), id("a"), id("a"), id("\""), id("]")]);
+        walk_beside_plain(&mut m, &mut plain, &ids, "uniqueItems strings");
+        assert!(m.is_accepting());
+        let stats = m.split_stats();
+        assert!(stats.masks >= 2, "schema {which}: {stats:?}");
+        assert_eq!(plain.split_stats().masks, 0);
+    }
 }

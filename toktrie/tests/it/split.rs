@@ -6,7 +6,8 @@
 
 use proptest::prelude::*;
 use toktrie::{
-    Split, SplitLimits, SplitRecognizer, StateRecognizer, TokTrie, TokenId, TokenKind, TokenSet,
+    Recognizer, Split, SplitLimits, SplitRecognizer, StateRecognizer, TokTrie, TokenId, TokenKind,
+    TokenSet,
 };
 
 use crate::props::{ALPHABET, Entry, build, entry};
@@ -111,6 +112,38 @@ impl SplitRecognizer for Run<'_> {
     }
 }
 
+/// The machine behind the byte-by-byte protocol: a stack of full states.
+struct Pushed<'a> {
+    m: &'a Machine,
+    stack: Vec<Full>,
+    /// Refuses every byte past this many pushes (to test giving up).
+    max_depth: usize,
+}
+
+impl Recognizer for Pushed<'_> {
+    fn try_push_byte(&mut self, byte: u8) -> bool {
+        if self.stack.len() > self.max_depth {
+            return false;
+        }
+        let top = *self.stack.last().unwrap();
+        match self.m.step(top, byte) {
+            Some(s) => {
+                self.stack.push(s);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn pop_bytes(&mut self, n: usize) {
+        self.stack.truncate(self.stack.len() - n);
+    }
+
+    fn special_allowed(&mut self, token: TokenId) -> bool {
+        self.m.special(token, self.stack[0].0)
+    }
+}
+
 fn machine(vocab: usize) -> impl Strategy<Value = Machine> {
     let cells = STATES as usize * ALPHABET.len();
     (
@@ -149,6 +182,33 @@ proptest! {
             let mut mask = TokenSet::full(len);
             trie.compute_mask_split(&mut r, &split, &mut mask);
             prop_assert_eq!(&mask, &m.oracle(&trie, (c, inner), len), "context {}", c);
+        }
+    }
+
+    #[test]
+    fn split_masks_by_bytes_equal_the_oracle((entries, m, inner, pad) in case()) {
+        // The same split, its frontier walked by pushes and pops (as the
+        // matcher does among distinct members); a recognizer refusing the
+        // paths makes it give up, with every push popped.
+        let trie = build(&entries);
+        let len = trie.vocab_size() + pad;
+        let mut maker = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let split = trie.split(&mut maker, inner, &SplitLimits::for_trie(&trie)).unwrap();
+        for c in 0..CONTEXTS {
+            let mut r = Pushed { m: &m, stack: vec![(c, inner)], max_depth: usize::MAX };
+            let mut mask = TokenSet::full(len);
+            prop_assert!(trie.compute_mask_split_by_bytes(&mut r, &split, &mut mask));
+            prop_assert_eq!(r.stack.len(), 1);
+            prop_assert_eq!(&mask, &m.oracle(&trie, (c, inner), len), "context {}", c);
+            let mut shallow = Pushed { m: &m, stack: vec![(c, inner)], max_depth: 0 };
+            let mut mask = TokenSet::full(len);
+            let done = trie.compute_mask_split_by_bytes(&mut shallow, &split, &mut mask);
+            prop_assert_eq!(shallow.stack.len(), 1);
+            if done {
+                // Only frontier nodes at the root, none below: the mask
+                // holds the inside tokens and the accepted root bytes.
+                prop_assert!(mask.iter().all(|t| m.oracle(&trie, (c, inner), len).contains(t)));
+            }
         }
     }
 

@@ -420,7 +420,10 @@ impl Matcher {
                 // abandoned walk cached depends on the rows.
                 if self.parser.take_byte_walk_required() {
                     self.parser.begin_step();
-                    self.trie.compute_mask(&mut self.parser, &mut self.mask);
+                    if !self.splits.taken_mask(&self.trie, &mut self.parser, &mut self.mask) {
+                        self.parser.begin_step();
+                        self.trie.compute_mask(&mut self.parser, &mut self.mask);
+                    }
                 }
             }
         } else {

@@ -1,4 +1,4 @@
-//! `cargo xtask bench maskbench [FILE] [--limit N] [--stride K]`: MaskBench
+//! `cargo xtask bench maskbench [FILE] [--limit N] [--stride K] [--keyword K]`: MaskBench
 //! JSON Schemas on our engine and llguidance 1.9.1, side by side, on the
 //! Llama-3 tokenizer.
 //!
@@ -19,7 +19,10 @@
 //!
 //! Timing ratios compare the same work: time to first mask over the schemas
 //! every configuration compiles, mask times over the steps every
-//! configuration computed. Per-schema outcomes go to
+//! configuration computed; each engine's own steps (every step it computed)
+//! are summed up in a note, which is what `--keyword uniqueItems` (only the
+//! schemas using that keyword, which llguidance refuses) reports on.
+//! Per-schema outcomes go to
 //! `target/bench/maskbench-schemas.jsonl` (errors, rejected valid instances),
 //! the table to `target/bench/maskbench.{md,json}`.
 
@@ -279,10 +282,24 @@ struct Args {
     file: Option<PathBuf>,
     limit: usize,
     stride: usize,
+    /// Only schemas with this keyword somewhere (not set to `false`).
+    keyword: Option<String>,
+}
+
+/// Whether some object in `v` has the member `keyword`, not `false`.
+fn has_keyword(v: &Value, keyword: &str) -> bool {
+    match v {
+        Value::Object(m) => {
+            m.get(keyword).is_some_and(|x| x != &Value::Bool(false))
+                || m.values().any(|x| has_keyword(x, keyword))
+        }
+        Value::Array(a) => a.iter().any(|x| has_keyword(x, keyword)),
+        _ => false,
+    }
 }
 
 fn parse_args(args: &[String]) -> Result<Args> {
-    let mut out = Args { file: None, limit: usize::MAX, stride: 1 };
+    let mut out = Args { file: None, limit: usize::MAX, stride: 1, keyword: None };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |flag: &str| -> Result<usize> {
@@ -292,9 +309,13 @@ fn parse_args(args: &[String]) -> Result<Args> {
         match a.as_str() {
             "--limit" => out.limit = value("--limit")?,
             "--stride" => out.stride = value("--stride")?.max(1),
-            s if s.starts_with("--") => {
-                bail!("unknown flag {s} (usage: maskbench [FILE] [--limit N] [--stride K])")
+            "--keyword" => {
+                out.keyword = Some(it.next().context("--keyword needs a value")?.clone());
             }
+            s if s.starts_with("--") => bail!(
+                "unknown flag {s} (usage: maskbench [FILE] [--limit N] [--stride K] \
+                 [--keyword K])"
+            ),
             s if out.file.is_none() => out.file = Some(PathBuf::from(s)),
             s => bail!("unexpected argument {s}"),
         }
@@ -349,7 +370,12 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let mut steps_dump =
         std::env::var_os("MASKBENCH_STEPS").map(|p| (PathBuf::from(p), Vec::new()));
     let started = Instant::now();
-    for rec in structgen_cli::maskbench::records(&bytes).step_by(args.stride).take(args.limit) {
+    let wanted = |r: &Result<structgen_cli::maskbench::Record, _>| match (r, &args.keyword) {
+        (Ok(r), Some(k)) => has_keyword(&r.schema, k),
+        _ => true,
+    };
+    let records = structgen_cli::maskbench::records(&bytes).filter(wanted);
+    for rec in records.step_by(args.stride).take(args.limit) {
         let rec = rec.with_context(|| source.clone())?;
         schemas += 1;
         let name = rec.name.clone();
@@ -574,6 +600,7 @@ fn report(
     let schema_ix: Vec<usize> = (0..n_schemas).filter(|&i| common_schema(i)).collect();
     let step_ix: Vec<usize> = (0..n_steps).filter(|&i| common_step(i)).collect();
     let mut summary = Vec::new();
+    let mut own_notes = Vec::new();
     for (c, t) in configs.iter().zip(tallies) {
         let ttfm = stats(schema_ix.iter().map(|&i| t.ttfm_us[i] / 1e3));
         let mask = stats(step_ix.iter().map(|&i| t.mask_us[i] as f64));
@@ -596,6 +623,16 @@ fn report(
             json!(mask.max),
         ]);
         summary.push((c.name(), ttfm, mask));
+        own_notes.push(format!(
+            "{}: {} masks, mean {:.1} µs, p50 {:.1}, p99 {:.1}, max {:.1}; TTFM mean {:.3} ms",
+            c.name(),
+            own_mask.n,
+            own_mask.mean,
+            own_mask.p50,
+            own_mask.p99,
+            own_mask.max,
+            own_ttfm.mean
+        ));
         report.extra(
             c.name(),
             json!({
@@ -632,12 +669,14 @@ fn report(
     }
     report.note(format!(
         "{schemas} schemas from {source} (stride {}, limit {}), Llama-3 tokenizer; \
-         {} schemas compiled by every engine, {} mask steps computed by every engine.",
+         {} schemas compiled by every engine, {} mask steps computed by every engine.{}",
         args.stride,
         if args.limit == usize::MAX { "none".to_string() } else { args.limit.to_string() },
         schema_ix.len(),
-        step_ix.len()
+        step_ix.len(),
+        args.keyword.as_ref().map_or(String::new(), |k| format!(" Only schemas with `{k}`."))
     ));
+    report.note(format!("each engine's own steps: {}", own_notes.join("; ")));
     report.note(
         "ours: llguidance-compatible options (unbounded flexible whitespace). llg: \
          llguidance 1.9.1 with its general slices; llg no slicer: no slices; ours slicer: \

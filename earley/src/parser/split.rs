@@ -69,10 +69,14 @@ pub struct TakenSplit<'a> {
 impl Parser {
     /// The split recognizer for this position, when a split may serve its
     /// byte-by-byte walk (see [`TakenSplit`]): inside a searching phrase,
-    /// only within a string lexeme (its text starts with `"`). `None`
-    /// elsewhere, and where no byte walk is needed.
+    /// only within a string lexeme (its text starts with `"`). Also where
+    /// a walk by state stopped with [`ParseError::ByteWalkRequired`]
+    /// (the inner steps are sound wherever the walk is by bytes). `None`
+    /// for a grammar without distinct phrases.
+    ///
+    /// [`ParseError::ByteWalkRequired`]: crate::ParseError::ByteWalkRequired
     pub fn taken_split(&mut self) -> Option<TakenSplit<'_>> {
-        if !self.needs_byte_walk() {
+        if !self.g.has_distinct {
             return None;
         }
         let top = *self.frames.last()?;

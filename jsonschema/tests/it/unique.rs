@@ -6,6 +6,8 @@
 
 use serde_json::{Value, json};
 
+use jsonschema::{Options, PropertyOrder, compile};
+
 use crate::common::{accepts_text, compact};
 
 fn check(schema: &Value, yes: &[&str], no: &[&str]) {
@@ -202,4 +204,96 @@ fn items_with_exponents_take_one_spelling_per_value() {
         &[r#"[{"x":1},{"x":1}]"#, r#"[{"x":1e3}]"#, r#"[{"x":1.50}]"#, r#"[{"x":0},{"x":-0}]"#],
     );
     no_dead_ends(&numbers, b"[]{},:\"x-01.", 13, 10);
+}
+
+/// Random arrays over pools of values with equal-by-value spellings (`1`
+/// and `1.0`, `"\n"` and `"\u000a"`, objects in either member order),
+/// decided by the engine (properties in any order) and by an independent validator (the crates.io
+/// `jsonschema`): they agree on every array. The pools keep to the
+/// spellings the engine writes (strings escape with `\u` only control
+/// characters; in such arrays no exponents, in searched items no trailing
+/// fraction zeros, in integer items no fraction: DESIGN, "uniqueItems"),
+/// so every valid array must be accepted too.
+#[test]
+fn unique_items_agree_with_an_independent_validator() {
+    use rand::{Rng, SeedableRng};
+    let cases: [(Value, &[&str]); 5] = [
+        // Any values: a free distinct phrase.
+        (
+            json!({"type": "array", "uniqueItems": true}),
+            &[
+                "1",
+                "1.0",
+                "1.5",
+                "1.50",
+                "0",
+                "-0",
+                "0.0",
+                r#""\n""#,
+                r#""\u000a""#,
+                r#"{"a":1,"b":2}"#,
+                r#"{"b":2,"a":1.0}"#,
+                r#"[1,"\t"]"#,
+                r#"[1.0,"\u0009"]"#,
+                "null",
+                "true",
+                "{}",
+                "[]",
+            ],
+        ),
+        // Closed objects: a searched phrase.
+        (
+            json!({"type": "array", "uniqueItems": true, "items": {"type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "string", "maxLength": 2}},
+                "additionalProperties": false}}),
+            &[
+                r#"{"a":1}"#,
+                r#"{"a":1,"b":"\t"}"#,
+                r#"{"b":"\u0009","a":1}"#,
+                r#"{"b":"x","a":1}"#,
+                "{}",
+                r#"{"b":""}"#,
+                r#"{"a":2}"#,
+            ],
+        ),
+        // Bounded strings: searched.
+        (
+            json!({"type": "array", "uniqueItems": true,
+                "items": {"type": "string", "maxLength": 2}}),
+            &[r#""a""#, r#""\n""#, r#""\u000a""#, r#""a\t""#, r#""a\u0009""#, r#""""#, r#""b""#],
+        ),
+        // Bounded numbers with fractions: searched, one spelling a value.
+        (
+            json!({"type": "array", "uniqueItems": true,
+                "items": {"type": "number", "minimum": 0, "maximum": 3}}),
+            &["0", "1", "1.5", "3", "2.25", "0.5"],
+        ),
+        // Arrays of integers: free (they can always grow).
+        (
+            json!({"type": "array", "uniqueItems": true,
+                "items": {"type": "array", "items": {"type": "integer"}}}),
+            &["[]", "[1]", "[1,2]", "[2,1]", "[-0]", "[0]"],
+        ),
+    ];
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(0x0a11);
+    for (schema, pool) in &cases {
+        let any_order = Options::compact().with_property_order(PropertyOrder::Any);
+        let c = compile(schema, &any_order).unwrap_or_else(|e| panic!("{schema}: {e}"));
+        let validator = json_validator::validator_for(schema).unwrap();
+        let (mut valid, mut invalid) = (0, 0);
+        for _ in 0..60 {
+            let n = rng.random_range(0..5);
+            let items: Vec<&str> = (0..n).map(|_| pool[rng.random_range(0..pool.len())]).collect();
+            let text = format!("[{}]", items.join(","));
+            let instance: Value = serde_json::from_str(&text).unwrap();
+            let expected = validator.is_valid(&instance);
+            assert_eq!(accepts_text(&c, &text), expected, "{schema} on {text}");
+            if expected {
+                valid += 1;
+            } else {
+                invalid += 1;
+            }
+        }
+        assert!(valid > 5 && invalid > 5, "{schema}: {valid} valid, {invalid} invalid");
+    }
 }

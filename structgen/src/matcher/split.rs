@@ -47,8 +47,9 @@
 //! ones again.
 //!
 //! Grammars with distinct members (`uniqueItems`) have a second kind of
-//! split, for positions among taken members, where masks are walked by
-//! bytes (`earley::TakenSplit`): its inside tokens stay inside the lexeme
+//! split, for positions where masks are walked by bytes (among taken
+//! members, or where a walk by state gave up: `earley::TakenSplit`): its
+//! inside tokens stay inside the lexeme
 //! in progress with no member check or search, the rest is walked by
 //! bytes ([`TokTrie::compute_mask_split_by_bytes`]). They are this
 //! matcher's own, cached apart from the ordinary ones, and have no limit
@@ -346,8 +347,8 @@ impl SplitCache {
         true
     }
 
-    /// Sets `mask` from a split at a position among taken distinct members
-    /// (`uniqueItems`), where the parser needs the walk by bytes: the
+    /// Sets `mask` from a split at a position of a grammar with distinct
+    /// members (`uniqueItems`) whose mask is walked by bytes: the
     /// tokens that stay inside the lexeme in progress with no member check
     /// or search are the split's inside set, the rest is walked by bytes
     /// (see `earley::TakenSplit`). The same "seen twice" rule as

@@ -762,3 +762,21 @@ fn objects_with_many_properties() {
         assert!(!accepts_text(&c, r#"{"p69":2,"p3":1,"p69":1}"#));
     }
 }
+
+/// A string in an `enum` and in a pattern alternation with the same
+/// branches (SchemaStore's `jsconfig`, `newLine`): derivre 0.3.13 panics
+/// in one derivative of the union (its trie rewrite of alternations), and
+/// the lexer retries it without the rewrite (`lexer/src/lexer/slow.rs`)
+/// instead of failing the lexeme.
+#[test]
+fn unions_derivre_panics_on_once_are_decided() {
+    let schema = json!({"type": "object", "properties": {"newLine": {"type": "string",
+        "anyOf": [{"enum": ["crlf", "lf"]}, {"pattern": "^(CRLF|LF|crlf|lf)$"}]}}});
+    let c = compact(&schema).unwrap();
+    for t in [r#"{"newLine":"lf"}"#, r#"{"newLine":"crlf"}"#, r#"{"newLine":"LF"}"#] {
+        assert!(accepts_text(&c, t), "{t}");
+    }
+    for t in [r#"{"newLine":"lF"}"#, r#"{"newLine":"cr"}"#] {
+        assert!(!accepts_text(&c, t), "{t}");
+    }
+}

@@ -29,14 +29,9 @@ impl Lexer {
         let src = self.pairs_of(self.dense(state)).to_vec();
         for p in src.chunks_exact(2) {
             let e = ExprRef::new(p[1]);
-            // derivre can panic on some regexes (a simplifier assertion);
-            // bad input must be an error, never a panic of ours.
             let (exprs, deriv) = (&mut self.exprs, &mut self.deriv);
             let cost = exprs.cost();
-            let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                deriv.derivative(exprs, e, byte)
-            }));
-            let Ok(d) = step else {
+            let Ok(d) = derivre_call(|| deriv.derivative(exprs, e, byte)) else {
                 return self.engine_fault(p[0]);
             };
             if d == ExprRef::NO_MATCH {
@@ -135,9 +130,7 @@ impl Lexer {
         }
         let (exprs, deriv, w) = (&mut self.exprs, &mut self.deriv, &mut self.witnesses[lexeme]);
         let cost = exprs.cost();
-        let proof =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.prove(exprs, deriv, d)))
-                .map_err(|_| ())?;
+        let proof = derivre_call(|| w.prove(exprs, deriv, d))?;
         self.charge(cost);
         Ok(proof)
     }
@@ -147,10 +140,7 @@ impl Lexer {
     fn discover(&mut self, lexeme: usize, d: ExprRef) -> Result<bool, ()> {
         let (exprs, deriv, reps) = (&mut self.exprs, &mut self.deriv, &self.class_reps);
         let cost = exprs.cost();
-        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            witness::discover(exprs, deriv, reps, d, DISCOVERY_BUDGET)
-        }))
-        .map_err(|_| ())?;
+        let found = derivre_call(|| witness::discover(exprs, deriv, reps, d, DISCOVERY_BUDGET))?;
         self.charge(cost);
         if let Some(w) = found {
             self.witnesses[lexeme].learn(w);
@@ -164,4 +154,19 @@ impl Lexer {
         let spent = self.exprs.cost().saturating_sub(before);
         self.step_fuel_left = self.step_fuel_left.saturating_sub(spent);
     }
+}
+
+/// Runs `f`, a call into derivre, catching a panic: derivre can panic on
+/// some regexes (a simplifier assertion), and bad input must be an error,
+/// never a panic of ours (`Err` then). One panic is known and retried:
+/// derivre 0.3.13 rewrites an alternation whose branches share prefixes
+/// into a trie (`or_optimized`) and unwraps a `None` (`simplify.rs`,
+/// `trie_rec`) when two different branches flatten to the same bytes. The
+/// panic leaves that rewrite off for the expression set (its flag is
+/// restored only on return), so a second call computes the same result
+/// without it, as derivre's own `Regex` always runs after construction.
+/// Whatever derivre returns is exact; a second panic is an `Err`.
+fn derivre_call<T>(mut f: impl FnMut() -> T) -> Result<T, ()> {
+    let mut call = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut f));
+    call().or_else(|_| call()).map_err(|_| ())
 }

@@ -691,3 +691,31 @@ fn report(
     report.finish()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{has_keyword, parse_args};
+
+    #[test]
+    fn a_keyword_counts_anywhere_unless_false() {
+        let nested = json!({"properties": {"a": {"type": "array", "uniqueItems": true}}});
+        assert!(has_keyword(&nested, "uniqueItems"));
+        assert!(has_keyword(&json!({"anyOf": [{}, {"uniqueItems": 1}]}), "uniqueItems"));
+        assert!(!has_keyword(&json!({"uniqueItems": false}), "uniqueItems"));
+        // A property named like the keyword is a member of `properties`,
+        // whose value is a schema: it counts (the filter is textual).
+        assert!(has_keyword(&json!({"properties": {"uniqueItems": {}}}), "uniqueItems"));
+        assert!(!has_keyword(&json!({"enum": ["uniqueItems"]}), "uniqueItems"));
+    }
+
+    #[test]
+    fn the_keyword_flag_needs_a_value() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let a = parse_args(&args(&["--keyword", "uniqueItems", "--stride", "3"])).unwrap();
+        assert_eq!(a.keyword.as_deref(), Some("uniqueItems"));
+        assert_eq!(a.stride, 3);
+        assert!(parse_args(&args(&["--keyword"])).is_err());
+    }
+}

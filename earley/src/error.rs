@@ -41,6 +41,12 @@ pub enum GrammarError {
         /// The upper bound.
         max: u32,
     },
+    /// An [`ordered`](crate::Permutation::ordered) phrase whose members'
+    /// names do not first appear as `0, 1, 2, …`.
+    UnorderedNames {
+        /// The phrase's name.
+        name: String,
+    },
     /// The grammar exceeds [`Limits::max_rules`](crate::Limits) or
     /// [`Limits::max_symbols`](crate::Limits).
     TooLarge {
@@ -66,6 +72,10 @@ impl std::fmt::Display for GrammarError {
             GrammarError::Redefined { name } => write!(
                 f,
                 "nonterminal {name} is defined by a permutation phrase and by other rules"
+            ),
+            GrammarError::UnorderedNames { name } => write!(
+                f,
+                "the ordered phrase {name} names its members other than 0, 1, 2, … in order"
             ),
             GrammarError::EmptyLanguage { start } => {
                 write!(f, "the grammar accepts no string: {start} derives nothing")

@@ -173,6 +173,7 @@ impl Limits {
 ///     max: None,
 ///     distinct: false,
 ///     search: false,
+///     ordered: false,
 /// });
 /// let g = b.build(any, Limits::default()).unwrap();
 /// for text in ["a,b", "b,a", "c,b,a", "b,c,a"] {
@@ -216,6 +217,11 @@ pub struct Permutation {
     /// members must be free: every prefix of a member that its last
     /// lexeme may go on from has infinitely many completions.
     pub search: bool,
+    /// Members in the order of their names (JSON Schema's `prefixItems`
+    /// with `uniqueItems`): the member named `k` may come only as the
+    /// `k`-th member, after the members named `0` to `k - 1`, and an
+    /// unnamed member only after every name. Names are then `0..n`.
+    pub ordered: bool,
 }
 
 #[derive(Clone, Debug)]

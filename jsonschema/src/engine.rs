@@ -65,6 +65,7 @@ impl Grammar {
                     max: p.max,
                     distinct: p.distinct,
                     search: p.search,
+                    ordered: p.ordered,
                 };
                 b.add_permutation(nts[i], permutation);
             }

@@ -65,6 +65,10 @@ pub struct Permutation {
     /// parser searches for one that differs from the earlier members (see
     /// [`earley::Permutation::search`]).
     pub search: bool,
+    /// Whether members come in the order of their names, the unnamed ones
+    /// after every name (`prefixItems` with `uniqueItems`; see
+    /// [`earley::Permutation::ordered`]).
+    pub ordered: bool,
 }
 
 /// A context-free grammar over regex lexemes, as compiled from a schema.

@@ -94,6 +94,9 @@ pub(crate) enum Distinct {
     Free,
     /// The parser searches for a completion (`lower/array.rs`).
     Searched,
+    /// As `Searched`, with the members in the order of their names
+    /// (`prefixItems`; [`earley::Permutation::ordered`]).
+    SearchedInOrder,
 }
 
 /// Numbers inside the items of a searched distinct array: one spelling
@@ -225,7 +228,8 @@ impl<'c, 'a> Lowerer<'c, 'a> {
             min: to_u32(min),
             max: max.map(to_u32),
             distinct: distinct != Distinct::No,
-            search: distinct == Distinct::Searched,
+            search: matches!(distinct, Distinct::Searched | Distinct::SearchedInOrder),
+            ordered: distinct == Distinct::SearchedInOrder,
         });
         let rhs = vec![Symbol::Lexeme(open), Symbol::Nonterminal(phrase), Symbol::Lexeme(close)];
         Ok(Symbol::Nonterminal(self.alt_nt(name, vec![rhs])?))

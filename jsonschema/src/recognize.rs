@@ -131,8 +131,12 @@ impl Memo<'_> {
                 (Some(sep), 1..) => self.ends(*sep, at)?.to_vec(),
                 _ => vec![at],
             };
+            // In an ordered phrase the names used are `0..k`: the next
+            // member is the one named `k`, or an unnamed one after them all.
+            let names = p.members.iter().filter_map(|m| m.1).max().map_or(0, |n| n + 1);
+            let next = (used.len() < names as usize).then_some(used.len() as u32);
             for (sym, name) in &p.members {
-                if name.is_some_and(|x| used.contains(&x)) {
+                if name.is_some_and(|x| used.contains(&x)) || (p.ordered && *name != next) {
                     continue;
                 }
                 let mut next_used = used.clone();

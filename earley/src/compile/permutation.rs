@@ -29,6 +29,7 @@ pub(crate) struct PermDraft {
     pub(crate) max: Option<u32>,
     pub(crate) distinct: bool,
     pub(crate) search: bool,
+    pub(crate) ordered: bool,
 }
 
 /// A compiled phrase, as the parser reads it.
@@ -59,6 +60,11 @@ pub(crate) struct PermRule {
     /// Whether the parser searches for completions inside the phrase
     /// ([`Permutation::search`](crate::Permutation); only with `distinct`).
     pub(crate) search: bool,
+    /// Whether members come in the order of their names
+    /// ([`Permutation::ordered`](crate::Permutation)).
+    pub(crate) ordered: bool,
+    /// The number of names.
+    pub(crate) num_names: u32,
 }
 
 /// The name of a member that may repeat.
@@ -131,6 +137,9 @@ pub(crate) fn draft(
         let mut required: Vec<u32> = p.required.iter().map(|&x| densify(x)).collect();
         required.sort_unstable();
         required.dedup();
+        if p.ordered && dense.iter().any(|(&x, &d)| x != d) {
+            return Err(GrammarError::UnorderedNames { name });
+        }
         out.push(PermDraft {
             lhs,
             members,
@@ -141,6 +150,7 @@ pub(crate) fn draft(
             max: p.max,
             distinct: p.distinct,
             search: p.distinct && p.search,
+            ordered: p.ordered,
         });
     }
     Ok(out)
@@ -235,6 +245,8 @@ impl PermDraft {
             max: if sep_ok { max } else { max.min(1) },
             distinct: self.distinct,
             search: self.search,
+            ordered: self.ordered,
+            num_names: self.num_names,
         }
     }
 }

@@ -146,9 +146,19 @@ impl Parser {
         }
         let (mut missing, mut optional_used) = (st.missing, st.optional_used);
         let name = rule.members[j].2;
+        let at = st.names_at as usize;
+        let used = &self.phrases.names[at..at + rule.words as usize];
+        if rule.ordered {
+            // The names used are always `0..k`: the next member is the one
+            // named `k`, or an unnamed one once every name is used.
+            let k = used.iter().map(|w| w.count_ones()).sum::<u32>();
+            let next = if k < rule.num_names { k } else { NO_NAME };
+            if name != next {
+                return None;
+            }
+        }
         if name != NO_NAME {
-            let at = st.names_at as usize;
-            if has(&self.phrases.names[at..at + rule.words as usize], name) {
+            if has(used, name) {
                 return None;
             }
             if has(&rule.required, name) {

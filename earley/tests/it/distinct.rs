@@ -29,6 +29,7 @@ fn grammar() -> earley::Grammar {
             max: None,
             distinct: true,
             search: false,
+            ordered: false,
         },
     );
     let array = b.add_nonterminal("array");

@@ -115,6 +115,7 @@ impl Builder {
                     max,
                     distinct: false,
                     search: false,
+                    ordered: false,
                 },
             );
             return lhs;
@@ -264,6 +265,7 @@ fn names_are_used_once_and_required_ones_always() {
             max: Some(4),
             distinct: false,
             search: false,
+            ordered: false,
         },
     );
     let g = b.build(any, Limits::default()).unwrap();
@@ -285,6 +287,48 @@ fn names_are_used_once_and_required_ones_always() {
 }
 
 #[test]
+fn ordered_phrases_take_names_in_order_then_the_unnamed() {
+    let mut b = GrammarBuilder::new();
+    let (a, bb, x, comma) = (b.literal("a"), b.literal("b"), b.literal("x"), b.literal(","));
+    let seq = b.add_nonterminal("seq");
+    // a then b (each optional, in that order), then any number of x;
+    // `b` is also a member name 0 could take: alternatives for one slot.
+    let phrase = |members, separator| Permutation {
+        members,
+        required: vec![],
+        separator,
+        min: 0,
+        max: None,
+        distinct: false,
+        search: false,
+        ordered: true,
+    };
+    let members = vec![(a, Some(0)), (x, Some(0)), (bb, Some(1)), (x, None)];
+    b.add_permutation(seq, phrase(members, Some(comma)));
+    let g = b.build(seq, Limits::default()).unwrap();
+    for text in ["", "a", "x", "a,b", "x,b", "a,b,x", "a,b,x,x", "x,b,x"] {
+        assert!(g.accepts(text.as_bytes()).unwrap(), "{text:?}");
+    }
+    for text in ["b", "b,a", "a,x", "a,a", "a,b,a", "a,b,b", "x,x"] {
+        assert!(!g.accepts(text.as_bytes()).unwrap(), "{text:?}");
+    }
+    // After `a,` only `b` may come.
+    let mut p = Parser::new(&g, &|_| None).unwrap();
+    for &byte in b"a," {
+        assert!(p.try_consume_byte(byte).unwrap());
+    }
+    assert!(!p.try_consume_byte(b'x').unwrap());
+    assert!(p.try_consume_byte(b'b').unwrap());
+    // Names must first appear as 0, 1, 2, ….
+    let mut b = GrammarBuilder::new();
+    let (a, bb) = (b.literal("a"), b.literal("b"));
+    let seq = b.add_nonterminal("seq");
+    b.add_permutation(seq, phrase(vec![(a, Some(1)), (bb, Some(0))], None));
+    let e = b.build(seq, Limits::default()).unwrap_err();
+    assert!(matches!(e, earley::GrammarError::UnorderedNames { .. }), "{e}");
+}
+
+#[test]
 fn many_names_cost_what_the_text_costs() {
     // 300 optional names in any order: the expansion would need 2^300
     // nonterminals; the phrase keeps one state per prefix of the text.
@@ -303,6 +347,7 @@ fn many_names_cost_what_the_text_costs() {
             max: None,
             distinct: false,
             search: false,
+            ordered: false,
         },
     );
     let g = b.build(any, Limits::default()).unwrap();
@@ -333,6 +378,7 @@ fn bad_phrases_are_errors() {
             max: None,
             distinct: false,
             search: false,
+            ordered: false,
         },
     );
     assert!(matches!(b.build(n, Limits::default()), Err(GrammarError::Redefined { .. })));
@@ -348,6 +394,7 @@ fn bad_phrases_are_errors() {
         max: Some(2),
         distinct: false,
         search: false,
+        ordered: false,
     };
     b.add_permutation(n, p);
     assert!(matches!(b.build(n, Limits::default()), Err(GrammarError::BadRepeat { .. })));
@@ -364,6 +411,7 @@ fn bad_phrases_are_errors() {
         max: None,
         distinct: false,
         search: false,
+        ordered: false,
     };
     b.add_permutation(n, p);
     assert!(matches!(b.build(n, Limits::default()), Err(GrammarError::EmptyLanguage { .. })));
@@ -384,6 +432,7 @@ fn phrase_states_are_limited() {
             max: None,
             distinct: false,
             search: false,
+            ordered: false,
         },
     );
     let mut limits = Limits::default();

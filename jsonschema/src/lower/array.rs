@@ -32,7 +32,7 @@ impl Lowerer<'_, '_> {
                     ErrorKind::Inexpressible,
                     "uniqueItems",
                     ptr,
-                    "uniqueItems is not expressible beside prefixItems or contains",
+                    "uniqueItems is not expressible beside contains",
                 ));
             }
         }
@@ -650,37 +650,63 @@ impl Lowerer<'_, '_> {
         Ok(Some(array))
     }
 
-    /// `[` v1 `,` v2 … `]` with pairwise distinct items of any schema
-    /// (every item takes it: no `prefixItems`, no `contains`): one
-    /// unnamed member, checked by the parser when it completes, with a
-    /// completion search after every byte inside the array
-    /// ([`earley::Permutation::search`]), which keeps masks exact where
-    /// an item may leave only earlier items to complete it (a bounded
-    /// string, a closed object). Numbers inside the items take one
+    /// `[` v1 `,` v2 … `]` with pairwise distinct items of any schema (no
+    /// `contains`): one unnamed member for `items`, and with `prefixItems`
+    /// one named member per position, in order
+    /// ([`earley::Permutation::ordered`]); checked by the parser when an
+    /// item completes, with a completion search after every byte inside
+    /// the array ([`earley::Permutation::search`]), which keeps masks exact
+    /// where an item may leave only earlier items to complete it (a
+    /// bounded string, a closed object). Numbers inside the items take one
     /// spelling per value (no exponent, no trailing zero in a fraction: a
     /// documented subset), so that the search meets finitely many
-    /// spellings of each value. `None` when the array has `prefixItems`
-    /// or `contains`.
+    /// spellings of each value. `None` when the array has `contains`.
     fn array_of_searched(
         &mut self,
         a: &ArraySchema,
         depth: usize,
     ) -> Result<Option<Option<Symbol>>> {
-        if !a.prefix.is_empty() || !a.contains.is_empty() || !a.contains_at_most.is_empty() {
+        if !a.contains.is_empty() || !a.contains_at_most.is_empty() {
             return Ok(None);
         }
         let outer = std::mem::replace(&mut self.canonical, true);
-        let item = self.lower(&a.items, depth + 1);
+        let lowered = self.searched_members(a, depth);
         self.canonical = outer;
-        let members: Vec<(Symbol, Option<u32>)> = item?.into_iter().map(|s| (s, None)).collect();
-        if members.is_empty() && a.min > 0 {
+        let (members, cap) = lowered?;
+        let max = match (a.max, cap) {
+            (Some(m), Some(c)) => Some(m.min(c)),
+            (m, c) => m.or(c),
+        };
+        if max.is_some_and(|m| m < a.min) {
             return Ok(Some(None));
         }
         let brackets = (self.lbracket, self.rbracket);
-        let bounds = (a.min, a.max);
-        let search = Distinct::Searched;
-        let array =
-            self.bracketed_phrase("array", brackets, members, Vec::new(), bounds, search)?;
+        let bounds = (a.min, max);
+        let mode = if a.prefix.is_empty() { Distinct::Searched } else { Distinct::SearchedInOrder };
+        let array = self.bracketed_phrase("array", brackets, members, Vec::new(), bounds, mode)?;
         Ok(Some(Some(array)))
+    }
+
+    /// The members of [`array_of_searched`](Self::array_of_searched): the
+    /// `prefixItems` named by position up to the first that has no value,
+    /// then `items` unnamed; and the most items that allows (`None`:
+    /// unbounded).
+    fn searched_members(
+        &mut self,
+        a: &ArraySchema,
+        depth: usize,
+    ) -> Result<(Vec<(Symbol, Option<u32>)>, Option<usize>)> {
+        let mut members = Vec::with_capacity(a.prefix.len() + 1);
+        for (i, p) in a.prefix.iter().enumerate() {
+            match self.lower(p, depth + 1)? {
+                Some(sym) => members.push((sym, Some(i as u32))),
+                None => return Ok((members, Some(i))),
+            }
+        }
+        match self.lower(&a.items, depth + 1)? {
+            Some(sym) => members.push((sym, None)),
+            None => return Ok((members, Some(a.prefix.len()))),
+        }
+        Ok((members, None))
     }
 }

@@ -194,6 +194,34 @@ fn closed_objects_search_for_an_unused_value() {
     assert!(!p.try_consume_byte(b'}').unwrap(), "a duplicate");
 }
 
+/// `prefixItems` beside `uniqueItems`: one member per position, in order,
+/// then `items`; every item distinct from every other, whatever their
+/// positions' schemas.
+#[test]
+fn prefix_items_come_in_order_and_differ() {
+    let mixed = json!({"type": "array", "uniqueItems": true,
+        "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 1}],
+        "items": {"type": "number"}});
+    check(
+        &mixed,
+        &["[]", "[1]", "[1,\"a\"]", "[1,\"a\",2]", "[1,\"a\",2.5,3]", "[-0,\"\",0.5]"],
+        &["[\"a\"]", "[1,2]", "[1,\"a\",1]", "[1,\"a\",2,2]", "[1,\"a\",\"b\"]", "[0,\"a\",0]"],
+    );
+    let pair = json!({"type": "array", "uniqueItems": true,
+        "prefixItems": [{"enum": [1, 2]}, {"enum": [1, 2]}], "items": false});
+    check(&pair, &["[]", "[1]", "[2]", "[1,2]", "[2,1]"], &["[1,1]", "[2,2]", "[1,2,1]"]);
+    // After `[1,` only `2` may come (the second position's other value
+    // repeats the first), and after `[1,2` only the end.
+    let walked = no_dead_ends(&pair, b"[]12,", 7, 6);
+    assert!(walked > 10, "{walked} texts walked");
+    let walked = no_dead_ends(&mixed, b"[]\"a,15.", 9, 8);
+    assert!(walked > 100, "{walked} texts walked");
+    // A position with no value ends the array there.
+    let cut = json!({"type": "array", "uniqueItems": true,
+        "prefixItems": [{"type": "integer"}, false], "items": {"type": "integer"}});
+    check(&cut, &["[]", "[1]"], &["[1,2]"]);
+}
+
 #[test]
 fn items_with_exponents_take_one_spelling_per_value() {
     let numbers = json!({"type": "array", "uniqueItems": true, "items": {"type": "object",
@@ -217,7 +245,7 @@ fn items_with_exponents_take_one_spelling_per_value() {
 #[test]
 fn unique_items_agree_with_an_independent_validator() {
     use rand::{Rng, SeedableRng};
-    let cases: [(Value, &[&str]); 5] = [
+    let cases: [(Value, &[&str]); 6] = [
         // Any values: a free distinct phrase.
         (
             json!({"type": "array", "uniqueItems": true}),
@@ -267,6 +295,13 @@ fn unique_items_agree_with_an_independent_validator() {
             json!({"type": "array", "uniqueItems": true,
                 "items": {"type": "number", "minimum": 0, "maximum": 3}}),
             &["0", "1", "1.5", "3", "2.25", "0.5"],
+        ),
+        // Positions in order, then more items: searched, ordered.
+        (
+            json!({"type": "array", "uniqueItems": true,
+                "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 1}],
+                "items": {"type": "number"}}),
+            &["1", "2", "0", "-0", "2.5", r#""a""#, r#""\n""#, r#""\u000a""#],
         ),
         // Arrays of integers: free (they can always grow).
         (

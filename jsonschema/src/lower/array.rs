@@ -32,7 +32,8 @@ impl Lowerer<'_, '_> {
                     ErrorKind::Inexpressible,
                     "uniqueItems",
                     ptr,
-                    "uniqueItems is not expressible beside contains",
+                    "uniqueItems is not expressible beside several contains constraints, \
+                     contains beside prefixItems, or minContains/maxContains above 4",
                 ));
             }
         }
@@ -211,6 +212,11 @@ impl Lowerer<'_, '_> {
         Ok(Some(Symbol::Nonterminal(nt)))
     }
 }
+
+/// The largest `minContains` or `maxContains` beside `uniqueItems`: the
+/// matching items are that many names of one phrase, whose states are the
+/// sets of names used (at most `2^4` per count).
+pub(crate) const MAX_UNIQUE_CONTAINS: usize = 4;
 
 /// The integers of a free integer item: no fraction, no exponent.
 pub(crate) const FREE_INT: &str = "-?(0|[1-9][0-9]*)";
@@ -650,41 +656,102 @@ impl Lowerer<'_, '_> {
         Ok(Some(array))
     }
 
-    /// `[` v1 `,` v2 … `]` with pairwise distinct items of any schema (no
-    /// `contains`): one unnamed member for `items`, and with `prefixItems`
-    /// one named member per position, in order
-    /// ([`earley::Permutation::ordered`]); checked by the parser when an
-    /// item completes, with a completion search after every byte inside
-    /// the array ([`earley::Permutation::search`]), which keeps masks exact
-    /// where an item may leave only earlier items to complete it (a
-    /// bounded string, a closed object). Numbers inside the items take one
-    /// spelling per value (no exponent, no trailing zero in a fraction: a
-    /// documented subset), so that the search meets finitely many
-    /// spellings of each value. `None` when the array has `contains`.
+    /// `[` v1 `,` v2 … `]` with pairwise distinct items of any schema: one
+    /// unnamed member for `items`, and with `prefixItems` one named member
+    /// per position, in order ([`earley::Permutation::ordered`]); with one
+    /// `contains` constraint instead, named slots for the matching items
+    /// (see [`contains_members`](Self::contains_members)). Checked by the
+    /// parser when an item completes, with a completion search after every
+    /// byte inside the array ([`earley::Permutation::search`]), which keeps
+    /// masks exact where an item may leave only earlier items to complete
+    /// it (a bounded string, a closed object). Numbers inside the items
+    /// take one spelling per value (no exponent, no trailing zero in a
+    /// fraction: a documented subset), so that the search meets finitely
+    /// many spellings of each value. `None` when the array has more than
+    /// one `contains` constraint, one beside `prefixItems`, or one whose
+    /// count passes [`MAX_UNIQUE_CONTAINS`].
     fn array_of_searched(
         &mut self,
         a: &ArraySchema,
         depth: usize,
     ) -> Result<Option<Option<Symbol>>> {
-        if !a.contains.is_empty() || !a.contains_at_most.is_empty() {
+        let constraints = a.contains.len() + a.contains_at_most.len();
+        if constraints > 1 || (constraints == 1 && !a.prefix.is_empty()) {
             return Ok(None);
         }
         let outer = std::mem::replace(&mut self.canonical, true);
-        let lowered = self.searched_members(a, depth);
+        let lowered = if constraints == 1 {
+            self.contains_members(a, depth)
+        } else {
+            self.searched_members(a, depth).map(|(m, cap)| Some((m, Vec::new(), cap)))
+        };
         self.canonical = outer;
-        let (members, cap) = lowered?;
+        let Some((members, required, cap)) = lowered? else { return Ok(None) };
         let max = match (a.max, cap) {
             (Some(m), Some(c)) => Some(m.min(c)),
             (m, c) => m.or(c),
         };
-        if max.is_some_and(|m| m < a.min) {
+        if max.is_some_and(|m| m < a.min.max(required.len())) {
             return Ok(Some(None));
         }
         let brackets = (self.lbracket, self.rbracket);
         let bounds = (a.min, max);
         let mode = if a.prefix.is_empty() { Distinct::Searched } else { Distinct::SearchedInOrder };
-        let array = self.bracketed_phrase("array", brackets, members, Vec::new(), bounds, mode)?;
+        let array = self.bracketed_phrase("array", brackets, members, required, bounds, mode)?;
         Ok(Some(Some(array)))
+    }
+
+    /// The members of a searched array with one `contains` constraint on
+    /// `S` (no `prefixItems`): at least `n` matching items are `n`
+    /// required names, each a slot for an item of `items ∧ S`, and an
+    /// unnamed member for any item; at most `m` are `m` optional names of
+    /// `items ∧ S` and an unnamed member of `items ∧ ¬S`. Names cost phrase
+    /// states (a set of names per count), so `n` and `m` stop at
+    /// [`MAX_UNIQUE_CONTAINS`] (`None` past it). Returns the members, the
+    /// required names and the most items (`None`: unbounded).
+    #[allow(clippy::type_complexity)]
+    fn contains_members(
+        &mut self,
+        a: &ArraySchema,
+        depth: usize,
+    ) -> Result<Option<(Vec<(Symbol, Option<u32>)>, Vec<u32>, Option<usize>)>> {
+        let (s, not_s, n) = match (a.contains.first(), a.contains_at_most.first()) {
+            (Some((s, n)), None) => (s, None, *n),
+            (None, Some((s, not_s, m))) => (s, Some(not_s), *m),
+            _ => return Ok(None),
+        };
+        if n > MAX_UNIQUE_CONTAINS {
+            return Ok(None);
+        }
+        let matching = self.c.intersect((*a.items).clone(), s.clone(), depth + 1)?;
+        let matching = self.lower(&matching, depth + 1)?;
+        let rest = match not_s {
+            None => self.lower(&a.items, depth + 1)?,
+            Some(not_s) => {
+                let rest = self.c.intersect((*a.items).clone(), not_s.clone(), depth + 1)?;
+                self.lower(&rest, depth + 1)?
+            }
+        };
+        let mut members = Vec::with_capacity(n + 1);
+        let mut required = Vec::new();
+        if let Some(sym) = matching {
+            members.extend((0..n as u32).map(|i| (sym, Some(i))));
+        }
+        if not_s.is_none() {
+            if matching.is_none() && n > 0 {
+                // No item can match: the array cannot be.
+                return Ok(Some((Vec::new(), Vec::new(), Some(0))));
+            }
+            required.extend(0..n as u32);
+        }
+        let cap = match rest {
+            Some(sym) => {
+                members.push((sym, None));
+                None
+            }
+            None => Some(members.len()),
+        };
+        Ok(Some((members, required, cap)))
     }
 
     /// The members of [`array_of_searched`](Self::array_of_searched): the

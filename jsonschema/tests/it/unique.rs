@@ -245,7 +245,7 @@ fn items_with_exponents_take_one_spelling_per_value() {
 #[test]
 fn unique_items_agree_with_an_independent_validator() {
     use rand::{Rng, SeedableRng};
-    let cases: [(Value, &[&str]); 6] = [
+    let cases: [(Value, &[&str]); 7] = [
         // Any values: a free distinct phrase.
         (
             json!({"type": "array", "uniqueItems": true}),
@@ -303,6 +303,12 @@ fn unique_items_agree_with_an_independent_validator() {
                 "items": {"type": "number"}}),
             &["1", "2", "0", "-0", "2.5", r#""a""#, r#""\n""#, r#""\u000a""#],
         ),
+        // A `contains` count: named slots for the matching items.
+        (
+            json!({"type": "array", "uniqueItems": true, "items": {"type": "integer"},
+                "contains": {"minimum": 10}, "minContains": 2}),
+            &["1", "2", "0", "-0", "10", "11", "12"],
+        ),
         // Arrays of integers: free (they can always grow).
         (
             json!({"type": "array", "uniqueItems": true,
@@ -331,4 +337,30 @@ fn unique_items_agree_with_an_independent_validator() {
         }
         assert!(valid > 5 && invalid > 5, "{schema}: {valid} valid, {invalid} invalid");
     }
+}
+
+/// One `contains` constraint beside `uniqueItems`: the matching items
+/// fill named slots of the phrase (required ones for `minContains`,
+/// optional ones for `maxContains`), every item distinct from the others.
+#[test]
+fn contains_counts_distinct_matching_items() {
+    let at_least = json!({"type": "array", "uniqueItems": true, "items": {"type": "integer"},
+        "contains": {"minimum": 10}, "minContains": 2});
+    check(
+        &at_least,
+        &["[10,11]", "[1,10,2,11]", "[10,11,12]", "[10,1,11]"],
+        &["[]", "[10]", "[1,2,10]", "[10,10]", "[10,11,10]", "[1,10,1,11]"],
+    );
+    let walked = no_dead_ends(&at_least, b"[]1,0", 8, 8);
+    assert!(walked > 100, "{walked} texts walked");
+    let at_most = json!({"type": "array", "uniqueItems": true,
+        "items": {"type": "string", "maxLength": 1},
+        "contains": {"const": "a"}, "maxContains": 1, "minContains": 0});
+    check(
+        &at_most,
+        &["[]", "[\"a\"]", "[\"b\",\"a\"]", "[\"b\"]"],
+        &["[\"a\",\"a\"]", "[\"b\",\"b\"]"],
+    );
+    let plain = json!({"type": "array", "uniqueItems": true, "contains": {"type": "string"}});
+    check(&plain, &["[\"a\"]", "[1,\"a\",2]", "[\"a\",\"b\"]"], &["[]", "[1,2]", "[\"a\",\"a\"]"]);
 }

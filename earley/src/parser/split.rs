@@ -47,7 +47,7 @@ impl SplitRecognizer for Parser {
 /// [`Parser::taken_split`].
 ///
 /// There, a byte inside the lexeme in progress is accepted by the walk
-/// ([`Parser::push_byte_distinct`]) exactly when its lexer step is plain,
+/// (`Parser::push_byte_distinct`) exactly when its lexer step is plain,
 /// unless the byte leaves the lexeme unable to go on (then the row after
 /// it is computed at once, and the member it completes is checked) or the
 /// position is inside a searching phrase (then a completion is searched

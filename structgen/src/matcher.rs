@@ -403,10 +403,7 @@ impl Matcher {
                 // checked on the text, which only the byte-by-byte walk
                 // hands to the parser (a split serves the tokens that stay
                 // inside a lexeme where nothing is checked).
-                if !self.splits.taken_mask(&self.trie, &mut self.parser, &mut self.mask) {
-                    self.parser.begin_step();
-                    self.trie.compute_mask(&mut self.parser, &mut self.mask);
-                }
+                self.mask_by_bytes();
             } else {
                 if !self.sliced_mask()
                     && !self.splits.mask(&self.trie, &mut self.parser, &mut self.mask)
@@ -420,10 +417,7 @@ impl Matcher {
                 // abandoned walk cached depends on the rows.
                 if self.parser.take_byte_walk_required() {
                     self.parser.begin_step();
-                    if !self.splits.taken_mask(&self.trie, &mut self.parser, &mut self.mask) {
-                        self.parser.begin_step();
-                        self.trie.compute_mask(&mut self.parser, &mut self.mask);
-                    }
+                    self.mask_by_bytes();
                 }
             }
         } else {
@@ -666,6 +660,16 @@ impl Matcher {
     /// is zero, every mask was exact.
     pub fn fuel_refusals(&self) -> u64 {
         self.parser.lexer().fuel_refusals()
+    }
+
+    /// The mask by the byte-by-byte walk (a grammar with distinct members
+    /// where the parser needs the bytes): from a split when one serves
+    /// (`matcher/split.rs`), the whole trie otherwise.
+    fn mask_by_bytes(&mut self) {
+        if !self.splits.taken_mask(&self.trie, &mut self.parser, &mut self.mask) {
+            self.parser.begin_step();
+            self.trie.compute_mask(&mut self.parser, &mut self.mask);
+        }
     }
 
     fn fail(&mut self, e: MatcherError) -> MatcherError {

@@ -213,6 +213,15 @@ impl Lowerer<'_, '_> {
     }
 }
 
+/// The members of a searched array's phrase: each a symbol and its name
+/// (`None`: repeatable); the required names; the most items the members
+/// allow (`None`: unbounded).
+struct SearchedMembers {
+    members: Vec<(Symbol, Option<u32>)>,
+    required: Vec<u32>,
+    cap: Option<usize>,
+}
+
 /// The largest `minContains` or `maxContains` beside `uniqueItems`: the
 /// matching items are that many names of one phrase, whose states are the
 /// sets of names used (at most `2^4` per count).
@@ -683,10 +692,10 @@ impl Lowerer<'_, '_> {
         let lowered = if constraints == 1 {
             self.contains_members(a, depth)
         } else {
-            self.searched_members(a, depth).map(|(m, cap)| Some((m, Vec::new(), cap)))
+            self.searched_members(a, depth).map(Some)
         };
         self.canonical = outer;
-        let Some((members, required, cap)) = lowered? else { return Ok(None) };
+        let Some(SearchedMembers { members, required, cap }) = lowered? else { return Ok(None) };
         let max = match (a.max, cap) {
             (Some(m), Some(c)) => Some(m.min(c)),
             (m, c) => m.or(c),
@@ -709,12 +718,11 @@ impl Lowerer<'_, '_> {
     /// states (a set of names per count), so `n` and `m` stop at
     /// [`MAX_UNIQUE_CONTAINS`] (`None` past it). Returns the members, the
     /// required names and the most items (`None`: unbounded).
-    #[allow(clippy::type_complexity)]
     fn contains_members(
         &mut self,
         a: &ArraySchema,
         depth: usize,
-    ) -> Result<Option<(Vec<(Symbol, Option<u32>)>, Vec<u32>, Option<usize>)>> {
+    ) -> Result<Option<SearchedMembers>> {
         let (s, not_s, n) = match (a.contains.first(), a.contains_at_most.first()) {
             (Some((s, n)), None) => (s, None, *n),
             (None, Some((s, not_s, m))) => (s, Some(not_s), *m),
@@ -740,7 +748,8 @@ impl Lowerer<'_, '_> {
         if not_s.is_none() {
             if matching.is_none() && n > 0 {
                 // No item can match: the array cannot be.
-                return Ok(Some((Vec::new(), Vec::new(), Some(0))));
+                let none = SearchedMembers { members: Vec::new(), required, cap: Some(0) };
+                return Ok(Some(none));
             }
             required.extend(0..n as u32);
         }
@@ -751,29 +760,28 @@ impl Lowerer<'_, '_> {
             }
             None => Some(members.len()),
         };
-        Ok(Some((members, required, cap)))
+        Ok(Some(SearchedMembers { members, required, cap }))
     }
 
     /// The members of [`array_of_searched`](Self::array_of_searched): the
     /// `prefixItems` named by position up to the first that has no value,
     /// then `items` unnamed; and the most items that allows (`None`:
     /// unbounded).
-    fn searched_members(
-        &mut self,
-        a: &ArraySchema,
-        depth: usize,
-    ) -> Result<(Vec<(Symbol, Option<u32>)>, Option<usize>)> {
+    fn searched_members(&mut self, a: &ArraySchema, depth: usize) -> Result<SearchedMembers> {
         let mut members = Vec::with_capacity(a.prefix.len() + 1);
         for (i, p) in a.prefix.iter().enumerate() {
             match self.lower(p, depth + 1)? {
                 Some(sym) => members.push((sym, Some(i as u32))),
-                None => return Ok((members, Some(i))),
+                None => return Ok(SearchedMembers { members, required: Vec::new(), cap: Some(i) }),
             }
         }
         match self.lower(&a.items, depth + 1)? {
             Some(sym) => members.push((sym, None)),
-            None => return Ok((members, Some(a.prefix.len()))),
+            None => {
+                let cap = Some(a.prefix.len());
+                return Ok(SearchedMembers { members, required: Vec::new(), cap });
+            }
         }
-        Ok((members, None))
+        Ok(SearchedMembers { members, required: Vec::new(), cap: None })
     }
 }

@@ -741,17 +741,15 @@ impl Lowerer<'_, '_> {
             }
         };
         let mut members = Vec::with_capacity(n + 1);
-        let mut required = Vec::new();
         if let Some(sym) = matching {
             members.extend((0..n as u32).map(|i| (sym, Some(i))));
         }
-        if not_s.is_none() {
-            if matching.is_none() && n > 0 {
-                // No item can match: the array cannot be.
-                let none = SearchedMembers { members: Vec::new(), required, cap: Some(0) };
-                return Ok(Some(none));
-            }
-            required.extend(0..n as u32);
+        // At least `n`: every name is required.
+        let required: Vec<u32> = if not_s.is_none() { (0..n as u32).collect() } else { Vec::new() };
+        if matching.is_none() && !required.is_empty() {
+            // No item can match, yet some must: the array cannot be (its
+            // cap is below its required names).
+            return Ok(Some(SearchedMembers { members: Vec::new(), required, cap: Some(0) }));
         }
         let cap = match rest {
             Some(sym) => {

@@ -361,6 +361,10 @@ fn contains_counts_distinct_matching_items() {
         &["[]", "[\"a\"]", "[\"b\",\"a\"]", "[\"b\"]"],
         &["[\"a\",\"a\"]", "[\"b\",\"b\"]"],
     );
+    // No item can match: the array cannot be, not even empty.
+    let never = json!({"properties": {"a": {"type": "array", "uniqueItems": true,
+        "items": {"type": "integer"}, "contains": {"type": "string"}}}});
+    check(&never, &["{}"], &["{\"a\":[]}", "{\"a\":[1]}"]);
     let plain = json!({"type": "array", "uniqueItems": true, "contains": {"type": "string"}});
     check(&plain, &["[\"a\"]", "[1,\"a\",2]", "[\"a\",\"b\"]"], &["[]", "[1,2]", "[\"a\",\"a\"]"]);
 }

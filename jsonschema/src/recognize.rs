@@ -111,6 +111,7 @@ impl Memo<'_> {
     fn phrase_ends(&mut self, p: &Permutation, pos: usize) -> Option<Vec<usize>> {
         type State = (usize, Vec<u32>, u32, Vec<String>);
         let cap = p.max.unwrap_or(p.min.max(1));
+        let names = p.members.iter().filter_map(|m| m.1).max().map_or(0, |n| n + 1);
         let mut seen: HashSet<State> = HashSet::new();
         let mut todo: Vec<State> = vec![(pos, Vec::new(), 0u32, Vec::new())];
         let mut out = Vec::new();
@@ -133,7 +134,6 @@ impl Memo<'_> {
             };
             // In an ordered phrase the names used are `0..k`: the next
             // member is the one named `k`, or an unnamed one after them all.
-            let names = p.members.iter().filter_map(|m| m.1).max().map_or(0, |n| n + 1);
             let next = (used.len() < names as usize).then_some(used.len() as u32);
             for (sym, name) in &p.members {
                 if name.is_some_and(|x| used.contains(&x)) || (p.ordered && *name != next) {

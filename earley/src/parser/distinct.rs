@@ -206,13 +206,40 @@ impl Parser {
         // The row's phrase states name spans by row id (see `hashes`).
         self.distinct.textual = true;
         let d = self.rows.len() as u32;
+        if st.link != NONE && self.equals_earlier(st.link, origin) {
+            return None;
+        }
+        let key = (st.link, origin, d);
+        let next_link = match self.distinct.link_index.get(&key) {
+            Some(&l) => l,
+            None => {
+                let l = self.distinct.links.len() as u32;
+                self.distinct.links.push(key);
+                self.distinct.link_index.insert(key, l);
+                l
+            }
+        };
+        let rule = &self.g.perms[st.perm as usize];
+        let (words, name) = (rule.words as usize, rule.members[j as usize].2);
+        let mut names = std::mem::take(&mut self.phrases.scratch);
+        names.clear();
+        names.extend_from_slice(self.phrase_names(s, words));
+        if name != NO_NAME {
+            names[(name / 64) as usize] |= 1 << (name % 64);
+        }
+        let n = self.intern_phrase(st.perm, count, &names, (missing, optional_used), next_link);
+        self.phrases.scratch = names;
+        n
+    }
+
+    /// Whether the member spanning from row `origin` to the boundary being
+    /// computed equals a member of list `link` (canonical forms compared
+    /// by hash, then by bytes).
+    fn equals_earlier(&mut self, mut link: u32, origin: u32) -> bool {
         let mut new = std::mem::take(&mut self.distinct.new_form);
         let mut old = std::mem::take(&mut self.distinct.old_form);
-        if st.link != NONE {
-            self.member_form(self.row_offset(origin), self.boundary as usize, &mut new);
-        }
+        self.member_form(self.row_offset(origin), self.boundary as usize, &mut new);
         let h = hash(&new);
-        let mut link = st.link;
         let mut duplicate = false;
         while link != NONE {
             let (prev, o, e) = self.distinct.links[link as usize];
@@ -241,30 +268,7 @@ impl Parser {
         }
         self.distinct.new_form = new;
         self.distinct.old_form = old;
-        if duplicate {
-            return None;
-        }
-        let key = (st.link, origin, d);
-        let next_link = match self.distinct.link_index.get(&key) {
-            Some(&l) => l,
-            None => {
-                let l = self.distinct.links.len() as u32;
-                self.distinct.links.push(key);
-                self.distinct.link_index.insert(key, l);
-                l
-            }
-        };
-        let rule = &self.g.perms[st.perm as usize];
-        let (words, name) = (rule.words as usize, rule.members[j as usize].2);
-        let mut names = std::mem::take(&mut self.phrases.scratch);
-        names.clear();
-        names.extend_from_slice(self.phrase_names(s, words));
-        if name != NO_NAME {
-            names[(name / 64) as usize] |= 1 << (name % 64);
-        }
-        let n = self.intern_phrase(st.perm, count, &names, (missing, optional_used), next_link);
-        self.phrases.scratch = names;
-        n
+        duplicate
     }
 
     /// Whether every byte kills lexer state `s` (cached).
@@ -534,11 +538,8 @@ impl Parser {
             return (after.scope & INSIDE == 0 || after.accepting).then_some(true);
         }
         let offset = self.rows.get(row)?.offset as usize;
-        if self.text.get(offset) == Some(&b'"') {
-            let cap = self.g.limits.max_phrase_states as u64 + 1;
-            if self.raw_completions(f.state, cap) >= cap {
-                return Some(true);
-            }
+        if self.text.get(offset) == Some(&b'"') && self.many_completions(f.state) {
+            return Some(true);
         }
         None
     }
@@ -603,11 +604,16 @@ impl Parser {
         if self.lexer.accepting(s).is_some() && self.dead_for_all(s) {
             return false;
         }
-        if searching {
-            let cap = self.g.limits.max_phrase_states as u64 + 1;
-            return self.raw_completions(s, cap) >= cap;
-        }
-        true
+        !searching || self.many_completions(s)
+    }
+
+    /// Whether a string lexeme in state `s` has more completions without a
+    /// backslash (each a different value) than a phrase can have members
+    /// (`Limits::max_phrase_states`): then one differs from every earlier
+    /// member.
+    fn many_completions(&mut self, s: StateId) -> bool {
+        let cap = self.g.limits.max_phrase_states as u64 + 1;
+        self.raw_completions(s, cap) >= cap
     }
 
     /// A hash of the bytes of the lexeme in progress at frame `top` (the

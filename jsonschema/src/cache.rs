@@ -38,6 +38,11 @@ const COMPILED_REGEXES: usize = 256;
 pub(crate) struct RegexMemo {
     /// Emptiness answers (`Some(true)`: matches nothing; `None`: out of fuel).
     empty: HashMap<String, Option<bool>>,
+    /// Finiteness answers ([`Compiler::regex_never_finite`]): one item
+    /// schema behind a `$ref` is asked about once per array of it.
+    ///
+    /// [`Compiler::regex_never_finite`]: crate::build::Compiler::regex_never_finite
+    never_finite: HashMap<String, bool>,
     /// Match answers, by (regex key, name).
     matches: HashMap<(String, String), bool>,
     /// Regexes compiled for match questions, by key: one regex is asked
@@ -208,6 +213,28 @@ impl RegexMemo {
         let key = self.key.clone();
         let r = compute()?;
         self.empty.insert(key, r);
+        Ok(r)
+    }
+
+    /// The memoized answer to whether `ast` never leaves a prefix with
+    /// finitely many completions, or `compute`'s (then memoized).
+    pub(crate) fn never_finite<E>(
+        &mut self,
+        ast: &RegexAst,
+        compute: impl FnOnce() -> Result<bool, E>,
+    ) -> Result<bool, E> {
+        #[cfg(test)]
+        if self.bypass {
+            return compute();
+        }
+        self.key.clear();
+        write_key(ast, &mut self.key);
+        if let Some(&r) = self.never_finite.get(&self.key) {
+            return Ok(r);
+        }
+        let key = self.key.clone();
+        let r = compute()?;
+        self.never_finite.insert(key, r);
         Ok(r)
     }
 

@@ -64,6 +64,14 @@ impl Compiler<'_> {
     /// use it (`lower/array.rs`): over such strings a prefix never leaves
     /// only earlier items to complete it.
     pub(crate) fn regex_never_finite(&mut self, ast: &RegexAst) -> Result<bool> {
+        let mut memo = std::mem::take(&mut self.regex_memo);
+        let r = memo.never_finite(ast, || self.regex_never_finite_uncached(ast));
+        self.regex_memo = memo;
+        r
+    }
+
+    /// [`regex_never_finite`](Self::regex_never_finite) computed by derivre.
+    fn regex_never_finite_uncached(&mut self, ast: &RegexAst) -> Result<bool> {
         let fuel = self.options.limits.regex_fuel;
         self.charge_regex(ast)?;
         self.guarded("a finiteness check", || {

@@ -1,5 +1,6 @@
 //! The normalized schema: a union of typed schemas, with `$ref`s kept for recursion.
 
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use derivre::RegexAst;
@@ -10,6 +11,11 @@ use crate::number::{Bound, Decimal};
 pub(crate) type DefId = usize;
 
 /// A normalized schema. Every constraint is represented exactly.
+///
+/// `Hash` (written out below, since derivre's `RegexAst` has none) reads
+/// every field and every regex whole: the key of a deferred intersection
+/// (`build/defs.rs`) is a digest of it. There is no `Eq`: schemas are
+/// never compared, only digested.
 #[derive(Clone, Debug)]
 pub(crate) enum Schema {
     /// Every JSON value.
@@ -31,7 +37,7 @@ pub(crate) enum Schema {
     Ref(DefId),
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(crate) struct NumberSchema {
     pub(crate) integer: bool,
     /// Only numbers with a non-zero fractional part (the complement of `integer`).
@@ -55,7 +61,7 @@ pub(crate) struct StringSchema {
     pub(crate) regexes: Vec<RegexAst>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub(crate) struct ArraySchema {
     pub(crate) prefix: Vec<Schema>,
     /// The schema of items after the prefix (`Never`: no more items).
@@ -117,6 +123,57 @@ pub(crate) struct ObjectSchema {
     /// schema or of an in-place applicator that holds evaluate. A subset is
     /// always safe (stricter); complements evaluate nothing.
     pub(crate) evaluated: RegexAst,
+}
+
+impl Hash for Schema {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        std::mem::discriminant(self).hash(h);
+        match self {
+            Schema::Any | Schema::Never | Schema::Null => {}
+            Schema::Boolean(b) => b.hash(h),
+            Schema::Number(n) => n.hash(h),
+            Schema::String(st) => st.hash(h),
+            Schema::Array(a) => a.hash(h),
+            Schema::Object(o) => o.hash(h),
+            Schema::AnyOf(xs) => xs.hash(h),
+            Schema::Ref(d) => d.hash(h),
+        }
+    }
+}
+
+impl Hash for StringSchema {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.min_len.hash(h);
+        self.max_len.hash(h);
+        hash_regexes(self.regexes.iter(), h);
+    }
+}
+
+impl Hash for ObjectSchema {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.properties.hash(h);
+        hash_regexes(self.regions.iter().map(|(k, _)| k), h);
+        self.regions.iter().for_each(|(_, v)| v.hash(h));
+        self.required.hash(h);
+        self.min.hash(h);
+        self.max.hash(h);
+        hash_regexes(self.witnesses.iter().map(|(k, _)| k), h);
+        self.witnesses.iter().for_each(|(_, v)| v.hash(h));
+        hash_regexes(std::iter::once(&self.evaluated), h);
+    }
+}
+
+/// Hashes regex trees by their complete text form (`cache::write_key`, which
+/// is injective; derivre's `Debug` stops after 512 characters), with the
+/// count first so that the sequence is unambiguous.
+fn hash_regexes<'a, H: Hasher>(regexes: impl ExactSizeIterator<Item = &'a RegexAst>, h: &mut H) {
+    h.write_usize(regexes.len());
+    let mut text = String::new();
+    for r in regexes {
+        text.clear();
+        crate::cache::write_key(r, &mut text);
+        text.hash(h);
+    }
 }
 
 /// The regex of every key.

@@ -126,7 +126,7 @@ impl std::fmt::Display for Decimal {
 }
 
 /// A bound: the value and whether it is exclusive.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Bound {
     pub(crate) value: Decimal,
     pub(crate) exclusive: bool,

@@ -47,8 +47,7 @@ const UNGUARDED: &str =
 /// and complements of them (each distinct pair or target once).
 const MAX_MEETS: usize = 10_000;
 
-use std::fmt::Write as _;
-use std::hash::{DefaultHasher, Hasher};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::{Map, Value};
 
@@ -56,26 +55,34 @@ use super::Compiler;
 use crate::error::{ErrorKind, Result};
 use crate::ir::{DefId, Schema};
 
-/// A 128-bit digest of a schema's debug form (two hashes with different
-/// seeds), written as it is formatted: the key of an intersection without
-/// keeping the text of its schema, which for a large schema met by many
-/// recursive definitions took gigabytes. Two different schemas share a
-/// digest with probability about `2^-128` per pair.
+/// A 128-bit digest of a schema (two hashes with different seeds over its
+/// whole structure, see `Hash for Schema`): the key of an intersection
+/// without keeping a copy of its schema, which for a large schema met by
+/// many recursive definitions took gigabytes. Two different schemas share
+/// a digest with probability about `2^-128` per pair.
+///
+/// It was a hash of the schema's `Debug` text once: formatting cost half
+/// the compile time of the schemas that meet recursive definitions, and
+/// derivre's `Debug` of a regex stops after 512 characters, so two meets
+/// differing only deep inside a regex (a long `enum` under `not`) shared a
+/// key and one took the other's grammar.
 pub(crate) type Digest = (u64, u64);
 
 fn digest(x: &Schema) -> Digest {
+    /// Both hashers fed in one walk of the schema.
     struct Two(DefaultHasher, DefaultHasher);
-    impl std::fmt::Write for Two {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            self.0.write(s.as_bytes());
-            self.1.write(s.as_bytes());
-            Ok(())
+    impl Hasher for Two {
+        fn write(&mut self, bytes: &[u8]) {
+            self.0.write(bytes);
+            self.1.write(bytes);
+        }
+        fn finish(&self) -> u64 {
+            self.0.finish()
         }
     }
     let mut h = Two(DefaultHasher::new(), DefaultHasher::new());
     h.1.write_u64(0x9e37_79b9_7f4a_7c15);
-    // Writing to `Two` cannot fail.
-    let _ = write!(h, "{x:?}");
+    x.hash(&mut h);
     (h.0.finish(), h.1.finish())
 }
 

@@ -62,10 +62,15 @@ enum Command {
 /// Exit status after a closed pipe on standard output.
 const BROKEN_PIPE: u8 = 141;
 
-fn main() -> ExitCode {
-    std::panic::set_hook(Box::new(panic_hook));
-    let cli = Cli::parse();
-    let result = match cli.command {
+/// Exit status after a panic no library caught (Rust's own for a panic).
+const INTERNAL_ERROR: u8 = 101;
+
+/// The message and place of the latest panic, kept by [`panic_hook`] for
+/// `main` to report when the panic is not caught.
+static LAST_PANIC: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
         Command::Tokenize(args) => cli::tokenize::run_tokenize(args),
         Command::Count(args) => cli::tokenize::run_count(args),
         Command::Chunk(args) => cli::tokenize::run_chunk(args),
@@ -78,6 +83,21 @@ fn main() -> ExitCode {
         Command::Limits => cli::common::print_limits(),
         #[cfg(feature = "generate")]
         Command::Generate(args) => cli::generate::run(*args),
+    }
+}
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(panic_hook));
+    let cli = Cli::parse();
+    // A panic the libraries catch (derivre's known ones, retried or turned
+    // into errors) is not the user's concern; one that reaches here is.
+    let result = match std::panic::catch_unwind(move || run(cli.command)) {
+        Ok(result) => result,
+        Err(_) => {
+            let msg = LAST_PANIC.lock().map(|m| m.clone()).unwrap_or_default();
+            eprintln!("error: internal error (a bug; please report it): {msg}");
+            return ExitCode::from(INTERNAL_ERROR);
+        }
     };
     // What is still buffered must reach the reader too (or fail here).
     let result = result.and_then(|code| {
@@ -95,10 +115,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// Panics are bugs; still, the user gets one line, not a backtrace. A
-/// `println!` that fails (in code that does not use the subcommands'
-/// `outln!`) panics too: a closed pipe then exits quietly as above, any
-/// other write error is reported like one.
+/// Panics are bugs; still, the user gets one line, not a backtrace, and
+/// only for a panic no library caught: the hook keeps the message for
+/// `main`, which reports it when the panic reaches it (a library that
+/// catches a known derivre panic and retries or returns an error has
+/// handled it; printing "internal error" then, beside a correct answer,
+/// misled). A `println!` that fails (in code that does not use the
+/// subcommands' `outln!`) panics too: a closed pipe then exits quietly as
+/// above, any other write error is reported like one.
 fn panic_hook(info: &std::panic::PanicHookInfo<'_>) {
     let payload = info.payload();
     let msg = payload
@@ -114,5 +138,7 @@ fn panic_hook(info: &std::panic::PanicHookInfo<'_>) {
         std::process::exit(2);
     }
     let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-    eprintln!("error: internal error (a bug; please report it): {msg}{at}");
+    if let Ok(mut last) = LAST_PANIC.lock() {
+        *last = format!("{msg}{at}");
+    }
 }

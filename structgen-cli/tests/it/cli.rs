@@ -57,3 +57,30 @@ fn missing_files_are_clear_errors_not_panics() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// A panic a library catches and handles (derivre's known `or_optimized`
+/// panic, which the lexer retries) is not reported: the answer is right
+/// and stderr stays empty (it said "internal error" beside "valid").
+#[test]
+fn panics_the_libraries_handle_are_not_reported() {
+    let dir = std::env::temp_dir().join(format!("structgen-handled-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let schema = dir.join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"type": "object", "properties": {"newLine": {"type": "string",
+            "anyOf": [{"enum": ["crlf", "lf"]}, {"pattern": "^(CRLF|LF|crlf|lf)$"}]}}}"#,
+    )
+    .unwrap();
+    let (good, bad) = (dir.join("good.json"), dir.join("bad.json"));
+    std::fs::write(&good, r#"{"newLine":"LF"}"#).unwrap();
+    std::fs::write(&bad, r#"{"newLine":"lF"}"#).unwrap();
+    let schema = schema.to_str().unwrap();
+    let out = structgen(&["validate", "--schema", schema, good.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let out = structgen(&["validate", "--schema", schema, bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("internal error"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

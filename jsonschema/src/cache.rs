@@ -205,15 +205,7 @@ impl RegexMemo {
         if let Some(r) = quick_empty(ast) {
             return Ok(Some(r));
         }
-        self.key.clear();
-        write_key(ast, &mut self.key);
-        if let Some(&r) = self.empty.get(&self.key) {
-            return Ok(r);
-        }
-        let key = self.key.clone();
-        let r = compute()?;
-        self.empty.insert(key, r);
-        Ok(r)
+        memoized(&mut self.empty, &mut self.key, ast, compute)
     }
 
     /// The memoized answer to whether `ast` never leaves a prefix with
@@ -227,15 +219,7 @@ impl RegexMemo {
         if self.bypass {
             return compute();
         }
-        self.key.clear();
-        write_key(ast, &mut self.key);
-        if let Some(&r) = self.never_finite.get(&self.key) {
-            return Ok(r);
-        }
-        let key = self.key.clone();
-        let r = compute()?;
-        self.never_finite.insert(key, r);
-        Ok(r)
+        memoized(&mut self.never_finite, &mut self.key, ast, compute)
     }
 
     /// The memoized answer to whether `ast` matches `s`, or `compute`'s
@@ -270,6 +254,24 @@ impl RegexMemo {
         self.matches.insert(key, r);
         Ok(r)
     }
+}
+
+/// `answers`' entry for `ast` (keyed by its text form, written into the
+/// scratch `key`), or `compute`'s answer, then kept there.
+fn memoized<T: Copy, E>(
+    answers: &mut HashMap<String, T>,
+    key: &mut String,
+    ast: &RegexAst,
+    compute: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    key.clear();
+    write_key(ast, key);
+    if let Some(&r) = answers.get(key.as_str()) {
+        return Ok(r);
+    }
+    let r = compute()?;
+    answers.insert(key.clone(), r);
+    Ok(r)
 }
 
 /// Appends a complete, injective text form of a regex tree to `out`.

@@ -145,35 +145,34 @@ impl Hash for StringSchema {
     fn hash<H: Hasher>(&self, h: &mut H) {
         self.min_len.hash(h);
         self.max_len.hash(h);
-        hash_regexes(self.regexes.iter(), h);
+        h.write_usize(self.regexes.len());
+        self.regexes.iter().for_each(|r| hash_regex(r, h));
     }
 }
 
 impl Hash for ObjectSchema {
     fn hash<H: Hasher>(&self, h: &mut H) {
         self.properties.hash(h);
-        hash_regexes(self.regions.iter().map(|(k, _)| k), h);
-        self.regions.iter().for_each(|(_, v)| v.hash(h));
+        for members in [&self.regions, &self.witnesses] {
+            h.write_usize(members.len());
+            for (k, v) in members {
+                hash_regex(k, h);
+                v.hash(h);
+            }
+        }
         self.required.hash(h);
         self.min.hash(h);
         self.max.hash(h);
-        hash_regexes(self.witnesses.iter().map(|(k, _)| k), h);
-        self.witnesses.iter().for_each(|(_, v)| v.hash(h));
-        hash_regexes(std::iter::once(&self.evaluated), h);
+        hash_regex(&self.evaluated, h);
     }
 }
 
-/// Hashes regex trees by their complete text form (`cache::write_key`, which
-/// is injective; derivre's `Debug` stops after 512 characters), with the
-/// count first so that the sequence is unambiguous.
-fn hash_regexes<'a, H: Hasher>(regexes: impl ExactSizeIterator<Item = &'a RegexAst>, h: &mut H) {
-    h.write_usize(regexes.len());
+/// Hashes a regex tree by its complete text form (`cache::write_key`,
+/// which is injective; derivre's `Debug` stops after 512 characters).
+fn hash_regex<H: Hasher>(r: &RegexAst, h: &mut H) {
     let mut text = String::new();
-    for r in regexes {
-        text.clear();
-        crate::cache::write_key(r, &mut text);
-        text.hash(h);
-    }
+    crate::cache::write_key(r, &mut text);
+    text.hash(h);
 }
 
 /// The regex of every key.

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use structgen::toktrie::TokenId;
 use structgen::{BatchPool, Matcher};
 
 use crate::array::{Elem, Plain, View};
@@ -44,19 +45,7 @@ pub(crate) fn fill_next_token_bitmask_batch(
     indices: Option<Vec<usize>>,
     num_threads: Option<usize>,
 ) -> PyResult<()> {
-    let list: Vec<Bound<'_, PyMatcher>> = matchers
-        .try_iter()?
-        .enumerate()
-        .map(|(i, m)| {
-            let m = m?;
-            m.cast_into::<PyMatcher>().map_err(|e| {
-                PyTypeError::new_err(format!(
-                    "matchers[{i}] is a {}, not a structgen.Matcher",
-                    crate::array::type_name(e.into_inner().as_any())
-                ))
-            })
-        })
-        .collect::<PyResult<_>>()?;
+    let list = matcher_list(matchers)?;
     let indices = indices.unwrap_or_else(|| (0..list.len()).collect());
     if indices.len() != list.len() {
         return Err(PyValueError::new_err(format!(
@@ -66,15 +55,9 @@ pub(crate) fn fill_next_token_bitmask_batch(
         )));
     }
     let mut view = View::new(bitmask, "the bitmask")?;
-    let mut refs = Vec::with_capacity(list.len());
-    for (i, m) in list.iter().enumerate() {
-        let r = m.try_borrow_mut().map_err(|_| {
-            PyRuntimeError::new_err(format!(
-                "matchers[{i}] is in use: listed twice, or used by another thread right now"
-            ))
-        })?;
+    let mut refs = borrow_all(&list)?;
+    for r in &refs {
         check_bitmask(&view, r.m.vocabulary().bitmask_words())?;
-        refs.push(r);
     }
     if refs.is_empty() {
         check_bitmask(&view, 0)?;
@@ -97,6 +80,81 @@ pub(crate) fn fill_next_token_bitmask_batch(
     // `Matcher.error` shows it.
     py.detach(|| pool.fill_rows(&mut jobs));
     Ok(())
+}
+
+/// Consumes `tokens[i]` with `matchers[i]`, for every `i`, on a thread
+/// pool with the GIL released; returns whether each was accepted.
+#[pyfunction]
+#[pyo3(signature = (matchers, tokens, *, num_threads = None))]
+pub(crate) fn accept_token_batch(
+    py: Python<'_>,
+    matchers: &Bound<'_, PyAny>,
+    tokens: Vec<u32>,
+    num_threads: Option<usize>,
+) -> PyResult<Vec<bool>> {
+    let list = matcher_list(matchers)?;
+    if tokens.len() != list.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} matchers but {} tokens",
+            list.len(),
+            tokens.len()
+        )));
+    }
+    let mut refs = borrow_all(&list)?;
+    let pool = pool(num_threads)?;
+    let ids: Vec<[TokenId; 1]> = tokens.iter().map(|&t| [TokenId(t)]).collect();
+    // Matchers that panicked in an earlier call refuse, as `accept_token`
+    // does; the others go to the pool.
+    let mut accepted = vec![false; refs.len()];
+    let mut jobs: Vec<(&mut Matcher, &[TokenId])> = Vec::with_capacity(refs.len());
+    let mut at = Vec::with_capacity(refs.len());
+    for (i, (r, id)) in refs.iter_mut().zip(&ids).enumerate() {
+        let PyMatcher { m, panicked } = &mut **r;
+        if panicked.is_none() {
+            jobs.push((m, &id[..]));
+            at.push(i);
+        }
+    }
+    let outcomes = py.detach(|| pool.consume_batch(&mut jobs));
+    for (i, outcome) in at.into_iter().zip(outcomes) {
+        accepted[i] = outcome.is_ok();
+    }
+    Ok(accepted)
+}
+
+/// `matchers` as structgen matchers, or a `TypeError` naming the first
+/// that is not one.
+fn matcher_list<'py>(matchers: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyMatcher>>> {
+    matchers
+        .try_iter()?
+        .enumerate()
+        .map(|(i, m)| {
+            let m = m?;
+            m.cast_into::<PyMatcher>().map_err(|e| {
+                PyTypeError::new_err(format!(
+                    "matchers[{i}] is a {}, not a structgen.Matcher",
+                    crate::array::type_name(e.into_inner().as_any())
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Every matcher of `list` borrowed for writing, or a `RuntimeError`
+/// naming the first in use (listed twice, or used by another thread).
+fn borrow_all<'py>(
+    list: &[Bound<'py, PyMatcher>],
+) -> PyResult<Vec<PyRefMut<'py, PyMatcher>>> {
+    list.iter()
+        .enumerate()
+        .map(|(i, m)| {
+            m.try_borrow_mut().map_err(|_| {
+                PyRuntimeError::new_err(format!(
+                    "matchers[{i}] is in use: listed twice, or used by another thread right now"
+                ))
+            })
+        })
+        .collect()
 }
 
 /// Sets `logits[b, i]` to negative infinity wherever bit `i` of bitmask

@@ -13,7 +13,8 @@
 //! | `Grammar` | [`structgen::Grammar`], compiled through one process-wide [`structgen::GrammarCache`] |
 //! | `GrammarError` (a `ValueError`) | [`structgen::Error`], its location as attributes |
 //! | `Matcher` | [`structgen::Matcher`] |
-//! | `fill_next_token_bitmask_batch` | [`structgen::fill_bitmask_rows`] on a rayon pool, GIL released |
+//! | `fill_next_token_bitmask_batch` | [`structgen::BatchPool::fill_rows`], GIL released |
+//! | `accept_token_batch` | [`structgen::BatchPool::consume_batch`], GIL released |
 //! | `apply_token_bitmask_inplace` | `bitmask::apply`, GIL released |
 //!
 //! # Arrays
@@ -59,6 +60,7 @@ fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<matcher::PyMatcher>()?;
     m.add("GrammarError", m.py().get_type::<grammar::GrammarError>())?;
     m.add_function(wrap_pyfunction!(batch::fill_next_token_bitmask_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::accept_token_batch, m)?)?;
     m.add_function(wrap_pyfunction!(batch::apply_token_bitmask_inplace, m)?)?;
     m.add_function(wrap_pyfunction!(grammar::grammar_cache_stats, m)?)?;
     m.add_function(wrap_pyfunction!(grammar::clear_grammar_cache, m)?)?;

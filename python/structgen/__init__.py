@@ -9,8 +9,8 @@ int32 bitmask (:meth:`Matcher.fill_next_token_bitmask`, or
 :func:`fill_next_token_bitmask_batch` for the whole batch on a thread pool
 with the GIL released), masks its logits with it
 (:func:`apply_token_bitmask_inplace`), samples, and hands the token back
-(:meth:`Matcher.accept_token`). Stop tokens are allowed exactly when the
-grammar accepts.
+(:meth:`Matcher.accept_token`, or :func:`accept_token_batch` on the same
+thread pool). Stop tokens are allowed exactly when the grammar accepts.
 
 >>> import structgen
 >>> tok = structgen.Tokenizer.o200k_base()
@@ -41,6 +41,7 @@ from ._lib import (
     Matcher,
     Tokenizer,
     __version__,
+    accept_token_batch,
     apply_token_bitmask_inplace,
     clear_grammar_cache,
     fill_next_token_bitmask_batch,
@@ -53,6 +54,7 @@ __all__ = [
     "Matcher",
     "Tokenizer",
     "__version__",
+    "accept_token_batch",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",
     "bitmask_shape",

@@ -337,6 +337,19 @@ def fill_next_token_bitmask_batch(
     rows are filled as usual. Raises ``ValueError`` for an index out of
     range or given twice and ``RuntimeError`` for a matcher listed twice."""
 
+def accept_token_batch(
+    matchers: Sequence[Matcher],
+    tokens: Sequence[int],
+    *,
+    num_threads: Optional[int] = None,
+) -> List[bool]:
+    """Hands ``tokens[i]`` to ``matchers[i]`` (as :meth:`Matcher.accept_token`)
+    for every ``i``, in one call that releases the GIL and runs on the same
+    thread pool as :func:`fill_next_token_bitmask_batch`; returns whether
+    each token was accepted (a refused one stops its matcher in an error,
+    as ``accept_token`` does). Raises ``ValueError`` when the lengths differ and
+    ``RuntimeError`` for a matcher listed twice."""
+
 def apply_token_bitmask_inplace(
     logits: Any, bitmask: Any, indices: Optional[Sequence[int]] = None
 ) -> None:

@@ -35,6 +35,7 @@ from ._lib import (
     Grammar,
     Matcher,
     Tokenizer,
+    accept_token_batch,
     apply_token_bitmask_inplace,
     fill_next_token_bitmask_batch,
 )
@@ -98,9 +99,10 @@ class LogitsProcessor:
                 "a processor serves one generate() call without beam search (call reset() to reuse it)"
             )
         else:
-            for m, t in zip(self.matchers, ids[:, -1]):
-                if not m.is_terminated():
-                    m.accept_token(int(t))
+            live = [(m, int(t)) for m, t in zip(self.matchers, ids[:, -1]) if not m.is_terminated()]
+            accept_token_batch(
+                [m for m, _ in live], [t for _, t in live], num_threads=self.num_threads
+            )
             self.steps += 1
         vocab = scores.shape[-1]
         if self._bitmask is None or self._bitmask.shape != (batch, (vocab + 31) // 32):

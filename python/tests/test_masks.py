@@ -142,6 +142,47 @@ def test_python_threads_give_the_sequential_masks(llama3):
             assert (a == e).all()
 
 
+def test_batch_accept_equals_one_by_one(llama3):
+    # Fills and accepts both through the pool, as an engine's step does;
+    # every third step a matcher is handed a token its grammar refuses.
+    n = 7
+    expected = sequential_masks(llama3, n)
+    ms = walks(llama3, n)
+    steps = max(len(ids) for _, ids in ms)
+    b = structgen.allocate_token_bitmask(n, llama3.vocab_size)
+    refused = {}
+    for step in range(steps):
+        live = [(i, m, ids) for i, (m, ids) in enumerate(ms) if step < len(ids) and i not in refused]
+        if not live:
+            break
+        structgen.fill_next_token_bitmask_batch([m for _, m, _ in live], b, [i for i, _, _ in live], num_threads=2)
+        tokens = []
+        for i, m, ids in live:
+            assert (b[i] == expected[i][step]).all(), (i, step)
+            bad = step == 3 and i % 3 == 0
+            tokens.append(llama3.encode("}}")[0] if bad else ids[step])
+        out = structgen.accept_token_batch([m for _, m, _ in live], tokens, num_threads=2)
+        for (i, m, _), ok in zip(live, out):
+            bad = step == 3 and i % 3 == 0
+            assert ok == (not bad), (i, step)
+            if bad:
+                assert m.error is not None
+                refused[i] = step
+    assert refused and all(ms[i][0].is_accepting() for i in range(n) if i not in refused)
+
+
+def test_batch_accept_checks_its_arguments():
+    tok = structgen.Tokenizer.from_vocab([b"a", b"b"])
+    m = Matcher(tok, Grammar.regex("a*"))
+    with pytest.raises(ValueError, match="2 tokens"):
+        structgen.accept_token_batch([m], [0, 0])
+    with pytest.raises(RuntimeError, match="in use"):
+        structgen.accept_token_batch([m, m], [0, 0])
+    with pytest.raises(TypeError, match="not a structgen.Matcher"):
+        structgen.accept_token_batch([m, 3], [0, 0])
+    assert structgen.accept_token_batch([], []) == []
+
+
 def test_one_matcher_twice_in_a_batch_is_an_error():
     tok = structgen.Tokenizer.from_vocab([b"a", b"b"])
     m = Matcher(tok, Grammar.regex("a*"))

@@ -19,6 +19,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use rayon::prelude::*;
 
 use super::{Matcher, MatcherError};
+#[cfg(feature = "parallel")]
+use toktrie::TokenId;
 
 /// Why a batch could not be filled at all (a caller's mistake: nothing is
 /// written).
@@ -167,7 +169,9 @@ pub fn fill_bitmask_rows(jobs: &mut [(&mut Matcher, &mut [u32])]) -> Vec<Result<
 /// caller starts on the first row at once, the helpers join as they wake,
 /// and each thread takes the next unfilled row from a shared counter (so a
 /// slow row delays only the thread that took it). With one thread no
-/// worker is involved at all.
+/// worker is involved at all. [`consume_batch`](BatchPool::consume_batch)
+/// runs a step's consumes the same way. What bounds the speed-up is in
+/// structgen/DESIGN.md ("Batch fills on two threads").
 ///
 /// ```
 /// use structgen::{BatchPool, Grammar, Matcher, Vocabulary};
@@ -234,25 +238,72 @@ impl BatchPool {
         &self,
         jobs: &mut [(&mut Matcher, &mut [u32])],
     ) -> Vec<Result<(), MatcherError>> {
+        self.run(jobs, |(m, row)| fill_one(m, row))
+    }
+
+    /// Consumes each job's tokens with its matcher (as
+    /// [`Matcher::consume_tokens`]) on this pool's threads; returns each
+    /// job's outcome in the order of `jobs`.
+    ///
+    /// An engine's step is a fill, sampling, then a consume per sequence:
+    /// this takes the consumes off the caller's thread as
+    /// [`fill_rows`](BatchPool::fill_rows) takes the fills (what
+    /// XGrammar's batch matcher offers as a batch accept). A panic (a bug
+    /// in structgen) is caught as in a fill: the job's outcome is
+    /// [`MatcherError::Panicked`] and its matcher stays stopped in that
+    /// error.
+    ///
+    /// ```
+    /// use structgen::{BatchPool, Grammar, Matcher, Vocabulary, toktrie::TokenId};
+    ///
+    /// let vocab = Vocabulary::builder().token_list(&["a", "b"]).build()?;
+    /// let g = Grammar::regex("a+b")?;
+    /// let (mut m1, mut m2) = (Matcher::new(&vocab, &g)?, Matcher::new(&vocab, &g)?);
+    /// let pool = BatchPool::new(2)?;
+    /// let a = [TokenId(0)];
+    /// let b = [TokenId(1)];
+    /// let out = pool.consume_batch(&mut [(&mut m1, &a[..]), (&mut m2, &b[..])]);
+    /// assert!(out[0].is_ok() && out[1].is_err(), "`b` cannot come first");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn consume_batch(
+        &self,
+        jobs: &mut [(&mut Matcher, &[TokenId])],
+    ) -> Vec<Result<(), MatcherError>> {
+        self.run(jobs, |(m, tokens)| {
+            guarded(m, |m| {
+                #[cfg(test)]
+                tests::maybe_panic(m);
+                m.consume_tokens(tokens)
+            })
+        })
+    }
+
+    /// Runs `f` on every job, on this pool's threads: each thread takes
+    /// the next job from a shared counter (so a slow job delays only the
+    /// thread that took it).
+    fn run<J, F>(&self, jobs: &mut [J], f: F) -> Vec<Result<(), MatcherError>>
+    where
+        J: Send,
+        F: Fn(&mut J) -> Result<(), MatcherError> + Sync,
+    {
         let n = jobs.len();
         let helpers = match &self.helpers {
             Some(h) if n > 1 => h,
-            _ => return jobs.iter_mut().map(|(m, row)| fill_one(m, row)).collect(),
+            _ => return jobs.iter_mut().map(f).collect(),
         };
         use std::sync::atomic::{AtomicUsize, Ordering};
         use std::sync::{Mutex, PoisonError};
-        // Each row is taken by exactly one thread (the counter hands out
-        // each index once); its lock is never contended.
-        let slots: Vec<Mutex<Slot<'_>>> = jobs
-            .iter_mut()
-            .map(|(matcher, row)| Mutex::new(Slot { matcher, row, outcome: None }))
-            .collect();
+        // Each job is taken by exactly one thread (the counter hands out
+        // each index once), so its lock is never contended.
+        type Slot<'a, J> = Mutex<(&'a mut J, Option<Result<(), MatcherError>>)>;
+        let slots: Vec<Slot<'_, J>> = jobs.iter_mut().map(|j| Mutex::new((j, None))).collect();
         let next = AtomicUsize::new(0);
         let work = || {
             while let Some(slot) = slots.get(next.fetch_add(1, Ordering::Relaxed)) {
                 let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
-                let Slot { matcher, row, outcome } = &mut *slot;
-                *outcome = Some(fill_one(matcher, row));
+                let (job, outcome) = &mut *slot;
+                *outcome = Some(f(job));
             }
         };
         helpers.in_place_scope(|scope| {
@@ -264,12 +315,12 @@ impl BatchPool {
         slots
             .into_iter()
             .map(|slot| {
-                let slot = slot.into_inner().unwrap_or_else(PoisonError::into_inner);
+                let (_, outcome) = slot.into_inner().unwrap_or_else(PoisonError::into_inner);
                 // The scope returns after every thread's loop ran out of
-                // rows, so every slot holds its outcome; were one empty,
-                // its row would be reported, not a panic.
-                slot.outcome.unwrap_or_else(|| {
-                    Err(MatcherError::Panicked { message: "the row was not filled".to_owned() })
+                // jobs, so every slot holds its outcome; were one empty,
+                // its job would be reported, not a panic.
+                outcome.unwrap_or_else(|| {
+                    Err(MatcherError::Panicked { message: "the job was not run".to_owned() })
                 })
             })
             .collect()
@@ -290,40 +341,45 @@ impl BatchPool {
     }
 }
 
-/// A row of a [`BatchPool`] fill, taken by one thread.
-#[cfg(feature = "parallel")]
-struct Slot<'a> {
-    matcher: &'a mut Matcher,
-    row: &'a mut [u32],
-    outcome: Option<Result<(), MatcherError>>,
-}
-
 /// One row of a batch, with a panic caught and turned into the matcher's
 /// sticky error.
 fn fill_one(m: &mut Matcher, row: &mut [u32]) -> Result<(), MatcherError> {
-    // A panic leaves the matcher's parser in an unknown state: it is never
-    // used again (every entry point checks the sticky error first, and
-    // `reset` rebuilds the matcher from its grammar), so observing it
-    // after the unwind is sound.
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
+    let outcome = guarded(m, |m| {
         #[cfg(test)]
         tests::maybe_panic(m);
-        m.fill_bitmask(row)
-    }));
-    outcome.unwrap_or_else(|payload| {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic without a message".to_owned());
-        let e = m.fail(MatcherError::Panicked { message });
+        m.fill_bitmask(&mut *row)
+    });
+    if let Err(MatcherError::Panicked { .. }) = outcome {
+        // The row allows the stop tokens only, as after any error (a
+        // sticky panic from before has written it so already).
         row.fill(0);
         for t in m.stop_tokens() {
             if let Some(w) = row.get_mut(t.index() / 32) {
                 *w |= 1 << (t.index() % 32);
             }
         }
-        Err(e)
+    }
+    outcome
+}
+
+/// `f(m)`, with a panic caught: the matcher is stopped in
+/// [`MatcherError::Panicked`], which is returned.
+fn guarded(
+    m: &mut Matcher,
+    f: impl FnOnce(&mut Matcher) -> Result<(), MatcherError>,
+) -> Result<(), MatcherError> {
+    // A panic leaves the matcher's parser in an unknown state: it is never
+    // used again (every entry point checks the sticky error first, and
+    // `reset` rebuilds the matcher from its grammar), so observing it
+    // after the unwind is sound.
+    let outcome = catch_unwind(AssertUnwindSafe(|| f(m)));
+    outcome.unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_owned());
+        Err(m.fail(MatcherError::Panicked { message }))
     })
 }
 
@@ -341,6 +397,70 @@ mod tests {
         if m.stop_tokens().contains(&PANIC_STOP) {
             panic!("injected by the test");
         }
+    }
+
+    /// A pool's consumes and fills, step by step over matchers of several
+    /// grammars, equal each matcher's own calls; a rejected token is that
+    /// job's error only.
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn a_pool_consumes_and_fills_as_each_matcher_alone() {
+        let vocab = Vocabulary::builder()
+            .token_list(&["a", "b", "ab", "ba", "c"])
+            .special(TokenId(40), "<eos>")
+            .stop_tokens([TokenId(40)])
+            .build()
+            .unwrap();
+        let grammars =
+            ["(ab)+c", "a*b*c", "(a|b)*", "ba(ab)*c"].map(|r| Grammar::regex(r).unwrap());
+        let words = vocab.bitmask_words();
+        let new = || -> Vec<Matcher> {
+            (0..24).map(|i| Matcher::new(&vocab, &grammars[i % 4]).unwrap()).collect()
+        };
+        let (mut pooled, mut alone) = (new(), new());
+        let pool = BatchPool::new(2).unwrap();
+        for step in 0..6u32 {
+            let mut bitmask = vec![0u32; pooled.len() * words];
+            let mut jobs: Vec<(&mut Matcher, usize)> =
+                pooled.iter_mut().enumerate().map(|(i, m)| (m, i)).collect();
+            let out = pool.fill_batch(&mut jobs, &mut bitmask, words).unwrap();
+            for ((m, row), got) in alone.iter_mut().zip(bitmask.chunks(words)).zip(out) {
+                let mut want = vec![0u32; words];
+                assert_eq!(m.fill_bitmask(&mut want), got);
+                assert_eq!(row, &want[..]);
+            }
+            // Each matcher's next token: one of its grammar's, or a token
+            // some reject (an error in that job only).
+            let tokens: Vec<[TokenId; 1]> =
+                (0..pooled.len() as u32).map(|i| [TokenId((i * 7 + step * 3) % 5)]).collect();
+            let mut jobs: Vec<(&mut Matcher, &[TokenId])> =
+                pooled.iter_mut().zip(&tokens).map(|(m, t)| (m, &t[..])).collect();
+            let out = pool.consume_batch(&mut jobs);
+            for ((m, t), got) in alone.iter_mut().zip(&tokens).zip(out) {
+                assert_eq!(m.consume_tokens(t), got);
+            }
+        }
+    }
+
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn a_panicking_consume_spares_the_others_and_stays_failed() {
+        let vocab = Vocabulary::builder()
+            .token_list(&["a", "b"])
+            .special(TokenId(40), "<eos>")
+            .special(PANIC_STOP, "<boom>")
+            .stop_tokens([TokenId(40)])
+            .build()
+            .unwrap();
+        let g = Grammar::regex("a+").unwrap();
+        let mut good = Matcher::new(&vocab, &g).unwrap();
+        let mut bad = Matcher::new(&vocab, &g).unwrap().with_stop_tokens(&[PANIC_STOP]).unwrap();
+        let a = [TokenId(0)];
+        let out = BatchPool::new(2).unwrap().consume_batch(&mut [(&mut bad, &a), (&mut good, &a)]);
+        assert!(matches!(&out[0], Err(MatcherError::Panicked { .. })));
+        assert_eq!(out[1], Ok(()));
+        assert!(matches!(bad.error(), Some(MatcherError::Panicked { .. })));
+        assert!(good.is_accepting());
     }
 
     #[test]

@@ -132,6 +132,9 @@ pub(crate) struct Compiler<'a> {
     pub(crate) custom_formats: HashMap<String, RegexAst>,
     /// The answers of `regex_is_empty` and `regex_matches` so far.
     pub(crate) regex_memo: RegexMemo,
+    /// The builders those questions are answered in, one per preparsed
+    /// set in use (see `build/regex.rs`).
+    pub(crate) scratches: Vec<lexer::Scratch>,
     /// The JSON pointer of the schema object being compiled (or of the
     /// definition being lowered): where an engine fault is reported.
     pub(crate) location: String,
@@ -178,6 +181,7 @@ impl<'a> Compiler<'a> {
             warnings: Vec::new(),
             custom_formats: HashMap::new(),
             regex_memo: RegexMemo::default(),
+            scratches: Vec::new(),
             location: String::new(),
             uses_unevaluated: crate::unevaluated::uses_unevaluated(doc)
                 || index.documents().any(crate::unevaluated::uses_unevaluated),

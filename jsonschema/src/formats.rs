@@ -308,17 +308,6 @@ pub(crate) fn preparsed_for<'a>(
     Some(set.clone())
 }
 
-/// `ast` built for a one-off question (emptiness, a match) from the set
-/// [`preparsed_for`] picks, or from the common one.
-pub(crate) fn build_regex(
-    ast: &RegexAst,
-) -> Result<(derivre::RegexBuilder, derivre::ExprRef), String> {
-    match preparsed_for([ast]) {
-        Some(set) => set.build_regex(ast),
-        None => lexer::build_regex(ast),
-    }
-}
-
 fn lookup_text(name: &str) -> Option<String> {
     Some(match name {
         "date" => date(),

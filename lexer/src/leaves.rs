@@ -14,7 +14,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use derivre::{ExprRef, RegexAst, RegexBuilder};
+use derivre::{ExprRef, Regex, RegexAst, RegexBuilder};
 use rustc_hash::FxHashMap;
 
 /// The expressions of the pattern strings parsed so far, by string.
@@ -165,6 +165,71 @@ impl Preparsed {
     }
 }
 
+/// A builder for many one-off questions over regexes that share pattern
+/// strings: it keeps every string it has parsed, so each is parsed once
+/// however many questions use it. A compilation asks such questions by the
+/// hundred about key sets built from the same `patternProperties` (BCP 47
+/// language tags of 500 bytes, parsed by `regex-syntax` at every question
+/// before: more than half of one OCDS schema's compile time).
+///
+/// Each question copies the builder's expression set into the automaton
+/// it returns ([`regex_limited`](Scratch::regex_limited)), so the set is
+/// kept small: past `max_exprs` expressions the scratch starts again from
+/// its preparsed set. The answers do not depend on what the scratch held
+/// before (the set is hash-consed and derivre's questions read only what
+/// is reachable from the expression asked about).
+pub struct Scratch {
+    origin: Arc<Preparsed>,
+    builder: RegexBuilder,
+    parsed: Parsed,
+    max_exprs: usize,
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scratch")
+            .field("patterns", &self.parsed.len())
+            .field("expressions", &self.builder.exprset().len())
+            .finish()
+    }
+}
+
+impl Scratch {
+    /// A scratch starting from `origin`'s patterns, restarting past
+    /// `max_exprs` expressions.
+    pub fn new(origin: Arc<Preparsed>, max_exprs: usize) -> Scratch {
+        let (builder, parsed) = origin.start();
+        Scratch { origin, builder, parsed, max_exprs }
+    }
+
+    /// The preparsed set it starts from.
+    pub fn origin(&self) -> &Arc<Preparsed> {
+        &self.origin
+    }
+
+    /// The automaton of `ast`, its relevance checked with `fuel` (as
+    /// `RegexBuilder::into_regex_limited`): `Ok(None)` when the fuel ran
+    /// out.
+    ///
+    /// # Errors
+    /// derivre's message for a pattern it rejects (or fails on); the
+    /// scratch then starts again from its preparsed set (derivre may have
+    /// stopped half way through an insertion).
+    pub fn regex_limited(&mut self, ast: &RegexAst, fuel: u64) -> Result<Option<Regex>, String> {
+        if self.builder.exprset().len() > self.max_exprs {
+            *self = Scratch::new(self.origin.clone(), self.max_exprs);
+        }
+        let e = match mk(&mut self.builder, &mut self.parsed, ast) {
+            Ok(e) => e,
+            Err(m) => {
+                *self = Scratch::new(self.origin.clone(), self.max_exprs);
+                return Err(m);
+            }
+        };
+        Ok(self.builder.to_regex_limited(e, fuel).ok())
+    }
+}
+
 /// The pattern strings (`RegexAst::Regex`) of `asts`, each tree walked
 /// depth first.
 pub fn pattern_strings<'a>(
@@ -293,6 +358,29 @@ mod tests {
     }
 
     proptest! {
+        /// A scratch answers every question of a sequence as a fresh
+        /// builder does (emptiness, and matches of a few strings), small
+        /// enough to restart half way through.
+        #[test]
+        fn a_scratch_answers_as_a_fresh_builder(rxs in prop::collection::vec(regex(), 1..8)) {
+            let mut scratch = super::Scratch::new(Preparsed::common().clone(), 700);
+            for r in &rxs {
+                let fresh = super::build_regex(r).map(|(b, e)| b.into_regex_limited(e, 100_000).ok());
+                let kept = scratch.regex_limited(r, 100_000);
+                match (fresh, kept) {
+                    (Ok(Some(mut a)), Ok(Some(mut b))) => {
+                        prop_assert_eq!(a.always_empty(), b.always_empty());
+                        for w in ["", "a", "ab\"", "x-12", "\"aé\"", "cab"] {
+                            prop_assert_eq!(a.is_match(w), b.is_match(w), "{:?} on {:?}", r, w);
+                        }
+                    }
+                    (Ok(None), Ok(None)) => {}
+                    (Err(a), Err(b)) => prop_assert_eq!(a, b),
+                    (a, b) => prop_assert!(false, "{:?}: {:?} vs {:?}", r, a.map(|x| x.is_some()), b.map(|x| x.is_some())),
+                }
+            }
+        }
+
         /// The same ids, and the same expression set, as `RegexBuilder::mk`.
         #[test]
         fn same_expressions_as_derivre(rxs in prop::collection::vec(regex(), 1..6)) {

@@ -82,7 +82,9 @@
 //! JSON whitespace, numbers, `(?s:.*)`...) or a front end's own set
 //! ([`LexerSpec::set_preparsed`]; `structgen-jsonschema` keeps one per
 //! `format`), built once per process. The set changes what is parsed
-//! again, never the language.
+//! again, never the language. For many one-off questions outside a lexer
+//! (a schema compiler's emptiness checks), a [`Scratch`] keeps every
+//! pattern string it has parsed across the questions.
 //!
 //! # Complexity and memory
 //! A cached transition is O(1). A miss costs O(k · d) with `k` live lexemes
@@ -158,7 +160,7 @@ mod width;
 
 pub use derivre::RegexAst;
 pub use error::{LexerError, LexerErrorKind};
-pub use leaves::{PREPARSED, Preparsed, build_regex, pattern_strings};
+pub use leaves::{PREPARSED, Preparsed, Scratch, build_regex, pattern_strings};
 pub use lexer::probe::{ProbeError, ProbeId, ProbeMatcher, ProbeRegex};
 pub use lexer::{AcceptSetId, Lexer, StateId};
 pub use spec::{LexemeId, LexemeSet, LexemeSpec, LexerLimits, LexerSpec};

@@ -142,9 +142,7 @@ fn matcher_list<'py>(matchers: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, Py
 
 /// Every matcher of `list` borrowed for writing, or a `RuntimeError`
 /// naming the first in use (listed twice, or used by another thread).
-fn borrow_all<'py>(
-    list: &[Bound<'py, PyMatcher>],
-) -> PyResult<Vec<PyRefMut<'py, PyMatcher>>> {
+fn borrow_all<'py>(list: &[Bound<'py, PyMatcher>]) -> PyResult<Vec<PyRefMut<'py, PyMatcher>>> {
     list.iter()
         .enumerate()
         .map(|(i, m)| {

@@ -1,6 +1,8 @@
 //! The derivre questions of a compilation (emptiness, matches), guarded
 //! and memoized, and `pattern` translation.
 
+use std::sync::Arc;
+
 use derivre::{Regex, RegexAst, RegexBuilder};
 use serde_json::Value;
 
@@ -9,12 +11,19 @@ use crate::ecma;
 use crate::error::{ErrorKind, Result};
 use crate::formats;
 
+/// The most expressions a scratch builder holds before it starts again
+/// from its preparsed set: every question copies the set (see
+/// [`lexer::Scratch`]).
+const MAX_SCRATCH_EXPRS: usize = 20_000;
+
 impl Compiler<'_> {
     /// Runs `f` (calls into derivre), turning a panic inside derivre into
     /// [`ErrorKind::EngineFault`] at the current location: bad input is an
     /// error, never a panic.
-    fn guarded<T>(&self, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+    fn guarded<T>(&mut self, what: &str, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))).unwrap_or_else(|_| {
+            // A scratch builder may be half way through an insertion.
+            self.scratches.clear();
             Err(self.err(
                 ErrorKind::EngineFault,
                 "",
@@ -41,17 +50,32 @@ impl Compiler<'_> {
         r
     }
 
+    /// The automaton of `ast` for a one-off question, its relevance
+    /// checked with `fuel` (`None`: out of fuel), built in this
+    /// compilation's scratch builder for the preparsed set `ast` uses
+    /// ([`formats::preparsed_for`]), where each pattern string is parsed
+    /// once per compilation.
+    fn regex_of(&mut self, ast: &RegexAst, fuel: u64) -> Result<Option<Regex>> {
+        let set =
+            formats::preparsed_for([ast]).unwrap_or_else(|| lexer::Preparsed::common().clone());
+        let i = match self.scratches.iter().position(|s| Arc::ptr_eq(s.origin(), &set)) {
+            Some(i) => i,
+            None => {
+                self.scratches.push(lexer::Scratch::new(set, MAX_SCRATCH_EXPRS));
+                self.scratches.len() - 1
+            }
+        };
+        self.scratches[i]
+            .regex_limited(ast, fuel)
+            .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e))
+    }
+
     /// [`regex_is_empty`](Self::regex_is_empty) computed by derivre.
     pub(crate) fn regex_is_empty_uncached(&mut self, ast: &RegexAst) -> Result<Option<bool>> {
         let fuel = self.options.limits.regex_fuel;
         self.charge_regex(ast)?;
-        self.guarded("an emptiness check", || {
-            let (b, e) = crate::formats::build_regex(ast)
-                .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e))?;
-            match b.into_regex_limited(e, fuel) {
-                Ok(mut r) => Ok(Some(r.always_empty())),
-                Err(_) => Ok(None),
-            }
+        self.guarded("an emptiness check", |c| {
+            Ok(c.regex_of(ast, fuel)?.map(|mut r| r.always_empty()))
         })
     }
 
@@ -74,12 +98,7 @@ impl Compiler<'_> {
     fn regex_never_finite_uncached(&mut self, ast: &RegexAst) -> Result<bool> {
         let fuel = self.options.limits.regex_fuel;
         self.charge_regex(ast)?;
-        self.guarded("a finiteness check", || {
-            let (b, e) = crate::formats::build_regex(ast)
-                .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e))?;
-            let Ok(rx) = b.into_regex_limited(e, fuel) else { return Ok(false) };
-            Ok(never_finite(rx))
-        })
+        self.guarded("a finiteness check", |c| Ok(c.regex_of(ast, fuel)?.is_some_and(never_finite)))
     }
 
     /// [`regex_matches`](Self::regex_matches) computed by derivre, with
@@ -93,14 +112,14 @@ impl Compiler<'_> {
         if compiled.is_none() {
             self.charge_regex(ast)?;
         }
-        let r = self.guarded("a match", || {
+        let r = self.guarded("a match", |c| {
             let rx = match compiled {
                 Some(rx) => rx,
-                None => {
-                    let (b, e) = crate::formats::build_regex(ast)
-                        .map_err(|e| self.err(ErrorKind::UnsupportedPattern, "", "", e))?;
-                    compiled.insert(b.into_regex(e))
-                }
+                // Unlimited fuel: the relevance check cannot run out.
+                None => match c.regex_of(ast, u64::MAX)? {
+                    Some(rx) => compiled.insert(rx),
+                    None => return Ok(false),
+                },
             };
             Ok(rx.is_match(s))
         });
@@ -116,10 +135,11 @@ impl Compiler<'_> {
         let ast = ecma::translate(p)
             .map_err(|m| self.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {m}")))?;
         let outer = std::mem::replace(&mut self.location, ptr.to_string());
-        let checked = self.guarded("a pattern's translation", || {
-            RegexBuilder::new().mk(&ast).map(drop).map_err(|e| {
-                self.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {e}"))
-            })
+        let checked = self.guarded("a pattern's translation", |c| {
+            RegexBuilder::new()
+                .mk(&ast)
+                .map(drop)
+                .map_err(|e| c.err(ErrorKind::UnsupportedPattern, kw, ptr, format!("{p:?}: {e}")))
         });
         self.location = outer;
         checked?;

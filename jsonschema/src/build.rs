@@ -349,6 +349,18 @@ impl<'a> Compiler<'a> {
                     let mut s = Schema::Any;
                     for (i, item) in items.iter().enumerate() {
                         let iptr = format!("{kptr}/{i}");
+                        // A last item that is a lone `oneOf` (or a `$ref`
+                        // to one) takes the items before it as context.
+                        if i > 0
+                            && i + 1 == items.len()
+                            && let Some((one, optr)) = self.lone_one_of(item, &iptr)?
+                        {
+                            let outer = std::mem::replace(&mut self.location, optr.clone());
+                            let met = self.one_of_in(s, one, &optr, depth + 1);
+                            self.location = outer;
+                            s = met?;
+                            continue;
+                        }
                         let c = self.compile_value(item, &iptr, depth + 1)?;
                         // A limit met while meeting this item names it.
                         let outer = std::mem::replace(&mut self.location, iptr);
@@ -366,7 +378,7 @@ impl<'a> Compiler<'a> {
                     }
                     Schema::any_of(bs)
                 }
-                "oneOf" => self.one_of(val, ptr, depth)?,
+                "oneOf" => self.one_of_in(Schema::Any, val, ptr, depth)?,
                 "not" => self.complement(val, &kptr, depth + 1)?,
                 "if" => self.if_then_else(m, ptr, depth)?,
                 "enum" => {

@@ -9,13 +9,34 @@ use super::{Compiler, ptr_join};
 use crate::error::{ErrorKind, Result};
 use crate::ir::{DefId, ObjectSchema, Schema};
 
-impl Compiler<'_> {
-    pub(super) fn one_of(&mut self, val: &Value, ptr: &str, depth: usize) -> Result<Schema> {
+impl<'a> Compiler<'a> {
+    /// `ctx ∧ oneOf(val)`, where `val` is the `oneOf` array of the schema
+    /// object at `ptr`: `oneOf(ctx ∧ B_i)`, since a value of `ctx` matches
+    /// exactly one `B_i` exactly when it matches exactly one `ctx ∧ B_i`.
+    /// Meeting the context first lets the disjointness proofs use it: the
+    /// branches of JSON Patch's operation differ only by an `op` constant
+    /// that the context requires, and without it each branch took the
+    /// complements of the five others (`Github_medium---o89003`: 5.4 ms to
+    /// compile, llguidance 1.9 ms to its first mask).
+    pub(super) fn one_of_in(
+        &mut self,
+        ctx: Schema,
+        val: &Value,
+        ptr: &str,
+        depth: usize,
+    ) -> Result<Schema> {
         let kptr = ptr_join(ptr, "oneOf");
         let items = self.schema_array("oneOf", ptr, val)?;
         let mut bs = Vec::new();
+        let with_ctx = !matches!(ctx, Schema::Any);
         for (i, item) in items.iter().enumerate() {
-            bs.push(self.compile_value(item, &format!("{kptr}/{i}"), depth + 1)?);
+            let b = self.compile_value(item, &format!("{kptr}/{i}"), depth + 1)?;
+            bs.push(if with_ctx {
+                let c = self.charged_clone(&ctx)?;
+                self.intersect(c, b, depth + 1)?
+            } else {
+                b
+            });
         }
         if self.options.coerce_one_of || self.options.lenient {
             return Ok(Schema::any_of(bs));
@@ -49,6 +70,40 @@ impl Compiler<'_> {
             out.push(b);
         }
         Ok(Schema::any_of(out))
+    }
+
+    /// `item`'s `oneOf` array and the pointer of its schema object, when
+    /// `item` asserts nothing else, or is a `$ref` (alone) to such a
+    /// schema.
+    pub(super) fn lone_one_of<'v>(
+        &mut self,
+        item: &'v Value,
+        ptr: &str,
+    ) -> Result<Option<(&'v Value, String)>>
+    where
+        'a: 'v,
+    {
+        let draft = self.index.draft;
+        fn only_one_of(v: &Value, draft: u32) -> Option<&Value> {
+            let m = v.as_object()?;
+            let one = m.get("oneOf")?;
+            let alone = m.keys().all(|k| k == "oneOf" || !super::is_assertion(k));
+            (alone && super::in_draft("oneOf", draft)).then_some(one)
+        }
+        if let Some(one) = only_one_of(item, draft) {
+            return Ok(Some((one, ptr.to_owned())));
+        }
+        let Some(m) = item.as_object() else { return Ok(None) };
+        if m.keys().any(|k| k != "$ref" && super::is_assertion(k)) {
+            return Ok(None);
+        }
+        let Some(d) = self.ref_target(m, ptr, "$ref")? else { return Ok(None) };
+        let target_ptr = self.def_pointer(d).to_owned();
+        let (index, doc) = (self.index, self.doc);
+        Ok(index
+            .get(doc, &target_ptr)
+            .and_then(|v| only_one_of(v, draft))
+            .map(|one| (one, target_ptr)))
     }
 
     /// True when the intersection of `a` and `b` is provably empty.

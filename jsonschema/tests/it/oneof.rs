@@ -98,3 +98,48 @@ fn string_enums_compared_as_sets() {
     ]}});
     check(s, &[r#"["scope7.read","scope39.write"]"#], &[r#"["scope40.write"]"#]);
 }
+
+/// A `oneOf` that is the last item of an `allOf` (itself, or through a
+/// `$ref`) is compiled in the context of the items before it: exactly one
+/// branch must hold among the values of that context.
+#[test]
+fn one_of_in_the_context_of_all_of() {
+    // JSON Patch's shape: `op` is required by the context, and each branch
+    // names its own `op` (without the context the branches overlap:
+    // `{"value": 1}` matches four of them). Members come in schema order:
+    // the context's `path`, then the branch's.
+    let s = json!({"type": "array", "items": {"allOf": [
+            {"type": "object", "required": ["op", "path"],
+             "properties": {"path": {"type": "string"}}},
+            {"$ref": "#/definitions/operation"}]},
+        "definitions": {
+            "operation": {"description": "one operation", "oneOf": [
+                {"properties": {"op": {"enum": ["add"]}}, "required": ["value"]},
+                {"properties": {"op": {"enum": ["remove"]}}},
+                {"properties": {"op": {"enum": ["copy"]}, "from": {"type": "string"}},
+                 "required": ["from"]}]}}});
+    check(
+        s,
+        &[
+            r#"[{"path":"/a","op":"add","value":1}]"#,
+            r#"[{"path":"/a","op":"remove"}]"#,
+            r#"[{"path":"/a","op":"remove","value":1}]"#,
+            r#"[{"path":"/a","op":"copy","from":"/b"},{"path":"","op":"remove"}]"#,
+        ],
+        &[
+            r#"[{"path":"/a","op":"add"}]"#,
+            r#"[{"path":"/a","op":"copy"}]"#,
+            r#"[{"path":"/a","op":"move"}]"#,
+            r#"[{"path":"/a","value":1}]"#,
+            r#"[{"op":"remove"}]"#,
+        ],
+    );
+    // Branches the context does not separate: a value of both is refused.
+    let s = json!({"allOf": [{"type": "object", "required": ["a"]},
+        {"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}]});
+    check(s, &[r#"{"a":1}"#, r#"{"a":1,"c":2}"#], &[r#"{"a":1,"b":2}"#, r#"{"b":2}"#, "{}"]);
+    // The oneOf not last: compiled alone, as before (same answers).
+    let s = json!({"allOf": [{"oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        {"type": "object", "required": ["a"]}]});
+    check(s, &[r#"{"a":1}"#], &[r#"{"a":1,"b":2}"#, r#"{"b":2}"#]);
+}

@@ -442,9 +442,8 @@ mod tests {
         }
     }
 
-    #[cfg(feature = "parallel")]
-    #[test]
-    fn a_panicking_consume_spares_the_others_and_stays_failed() {
+    /// Two matchers of `a+`: one as usual, one that panics in a batch.
+    fn good_and_bad() -> (Matcher, Matcher) {
         let vocab = Vocabulary::builder()
             .token_list(&["a", "b"])
             .special(TokenId(40), "<eos>")
@@ -453,8 +452,15 @@ mod tests {
             .build()
             .unwrap();
         let g = Grammar::regex("a+").unwrap();
-        let mut good = Matcher::new(&vocab, &g).unwrap();
-        let mut bad = Matcher::new(&vocab, &g).unwrap().with_stop_tokens(&[PANIC_STOP]).unwrap();
+        let good = Matcher::new(&vocab, &g).unwrap();
+        let bad = Matcher::new(&vocab, &g).unwrap().with_stop_tokens(&[PANIC_STOP]).unwrap();
+        (good, bad)
+    }
+
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn a_panicking_consume_spares_the_others_and_stays_failed() {
+        let (mut good, mut bad) = good_and_bad();
         let a = [TokenId(0)];
         let out = BatchPool::new(2).unwrap().consume_batch(&mut [(&mut bad, &a), (&mut good, &a)]);
         assert!(matches!(&out[0], Err(MatcherError::Panicked { .. })));
@@ -465,16 +471,7 @@ mod tests {
 
     #[test]
     fn a_panicking_row_spares_the_others_and_stays_failed() {
-        let vocab = Vocabulary::builder()
-            .token_list(&["a", "b"])
-            .special(TokenId(40), "<eos>")
-            .special(PANIC_STOP, "<boom>")
-            .stop_tokens([TokenId(40)])
-            .build()
-            .unwrap();
-        let g = Grammar::regex("a+").unwrap();
-        let mut good = Matcher::new(&vocab, &g).unwrap();
-        let mut bad = Matcher::new(&vocab, &g).unwrap().with_stop_tokens(&[PANIC_STOP]).unwrap();
+        let (mut good, mut bad) = good_and_bad();
         let mut buf = vec![7u32; 4];
         let out = fill_bitmask_batch(&mut [(&mut bad, 0), (&mut good, 1)], &mut buf, 2).unwrap();
         assert!(

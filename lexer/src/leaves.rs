@@ -217,16 +217,15 @@ impl Scratch {
     /// stopped half way through an insertion).
     pub fn regex_limited(&mut self, ast: &RegexAst, fuel: u64) -> Result<Option<Regex>, String> {
         if self.builder.exprset().len() > self.max_exprs {
-            *self = Scratch::new(self.origin.clone(), self.max_exprs);
+            self.restart();
         }
-        let e = match mk(&mut self.builder, &mut self.parsed, ast) {
-            Ok(e) => e,
-            Err(m) => {
-                *self = Scratch::new(self.origin.clone(), self.max_exprs);
-                return Err(m);
-            }
-        };
+        let e = mk(&mut self.builder, &mut self.parsed, ast).inspect_err(|_| self.restart())?;
         Ok(self.builder.to_regex_limited(e, fuel).ok())
+    }
+
+    /// Back to a copy of the preparsed set.
+    fn restart(&mut self) {
+        (self.builder, self.parsed) = self.origin.start();
     }
 }
 

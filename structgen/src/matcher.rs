@@ -469,11 +469,19 @@ impl Matcher {
                 Ok(())
             }
             Err(e) => {
-                row.fill(0);
-                for t in &self.stop_tokens {
-                    row[t.index() / 32] |= 1 << (t.index() % 32);
-                }
+                self.write_stop_row(row);
                 Err(e)
+            }
+        }
+    }
+
+    /// Writes the row of a failed matcher into `row`: its stop tokens only
+    /// (so a sampler still ends the sequence); ids past `row` are left out.
+    pub(crate) fn write_stop_row(&self, row: &mut [u32]) {
+        row.fill(0);
+        for t in &self.stop_tokens {
+            if let Some(w) = row.get_mut(t.index() / 32) {
+                *w |= 1 << (t.index() % 32);
             }
         }
     }

@@ -8,8 +8,7 @@
 //!   session starts over with a fresh matcher, not timed).
 //!   Ours: a `BatchPool` of 1 and of 2 threads (the caller alone; the
 //!   caller and one helper), what a Rust engine calls: `fill_batch`, then
-//!   `consume_batch` (which consumes each matcher on the thread that
-//!   filled it).
+//!   `consume_batch`.
 //!   Each run compiles its schemas afresh (not timed), so that no run
 //!   finds a matcher start taught by an earlier run's walk of the same
 //!   instance (`structgen::Grammar`'s start learns from dropped matchers).

@@ -352,12 +352,7 @@ fn fill_one(m: &mut Matcher, row: &mut [u32]) -> Result<(), MatcherError> {
     if let Err(MatcherError::Panicked { .. }) = outcome {
         // The row allows the stop tokens only, as after any error (a
         // sticky panic from before has written it so already).
-        row.fill(0);
-        for t in m.stop_tokens() {
-            if let Some(w) = row.get_mut(t.index() / 32) {
-                *w |= 1 << (t.index() % 32);
-            }
-        }
+        m.write_stop_row(row);
     }
     outcome
 }

@@ -243,16 +243,9 @@ fn run_lockstep(
     for step in 0..steps {
         // Rotated, and reversed every other round of `n` steps, so that
         // each side runs right after each other side equally often.
+        let rotated = (0..n).map(|k| (k + step) % n);
         let order: Vec<usize> =
-            (0..n)
-                .map(|k| {
-                    if (step / n).is_multiple_of(2) {
-                        (k + step) % n
-                    } else {
-                        (n - 1 - k + step) % n
-                    }
-                })
-                .collect();
+            if (step / n).is_multiple_of(2) { rotated.collect() } else { rotated.rev().collect() };
         for &k in &order {
             let secs = sides[k].fill(&mut bitmasks[k], words);
             fill_secs[k] += secs;

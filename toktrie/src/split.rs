@@ -22,6 +22,15 @@
 //! it for another recognizer whose inner state at the start has the same
 //! steps: one inner step per path byte, no trie walk. That is how a
 //! split made by one matcher serves the other matchers of a grammar.
+//!
+//! [`TokTrie::split_from`] derives the split at one inner state from the
+//! split at another: it walks only where the two states' paths differ, and
+//! keeps the other's answers below every node where they meet.
+//!
+//! The split walk's loop reads and writes its depth stack and the inside
+//! set unchecked, as the walk by state does (`walk.rs`; DESIGN.md,
+//! "Unsafe"); nothing else here is `unsafe`.
+#![allow(unsafe_code)]
 
 use std::sync::Arc;
 
@@ -91,7 +100,7 @@ impl SplitLimits {
 }
 
 /// One node where an inner step gave up.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Frontier<I> {
     /// The node's index in the trie.
     node: u32,
@@ -104,7 +113,7 @@ struct Frontier<I> {
 
 /// The split of the trie at one inner state (see the module docs): the
 /// tokens allowed by inner steps alone, and the frontier nodes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Split<I> {
     /// `(word index, bits)`: the trie's node tokens that are not inside,
     /// in the words that have any (increasing word index); shared by the
@@ -162,6 +171,17 @@ impl<I> Split<I> {
     }
 }
 
+/// What [`TokTrie::split_from`] found.
+#[derive(Clone, Debug)]
+pub enum Derived<I> {
+    /// The split: the same as [`TokTrie::split`] would make.
+    Split(Split<I>),
+    /// The split exceeds the limits ([`TokTrie::split`] would refuse it).
+    Refused,
+    /// The walk went past its budget of visits.
+    GaveUp,
+}
+
 impl TokTrie {
     /// Splits the trie at `r`'s inner state `start` (see the module docs):
     /// one walk with [`inner_step`](SplitRecognizer::inner_step) only.
@@ -183,18 +203,31 @@ impl TokTrie {
         // `bytes[..d]` is the path to the node of depth `d`.
         let mut bytes = vec![0u8; self.max_token_len() + 1];
         let mut paths = Vec::new();
+        let words = inside.words_mut();
         let (mut d, mut p) = (1usize, 1usize);
         while p < nodes.len() {
             let n = nodes[p];
-            match r.inner_step(stack[d - 1], n.byte()) {
+            debug_assert!((1..stack.len()).contains(&d));
+            // SAFETY: as in `walk_subtree_by_state`: `1 <= d <= max_token_len`
+            // for every node inside the trie, and both `stack` and `bytes`
+            // hold `max_token_len + 1` entries. The checked indexes cost
+            // about a tenth of this loop.
+            let parent = unsafe { *stack.get_unchecked(d - 1) };
+            match r.inner_step(parent, n.byte()) {
                 Some(s) => {
-                    stack[d] = s;
-                    bytes[d - 1] = n.byte();
-                    inside.words_mut()[n.token() as usize / 64] |= 1 << (n.token() % 64);
+                    let t = n.token() as usize;
+                    debug_assert!(t / 64 < words.len());
+                    // SAFETY: as above for `d`; `t <= vocab_size` and the
+                    // set has room for bit `vocab_size` (the sink).
+                    unsafe {
+                        *stack.get_unchecked_mut(d) = s;
+                        *bytes.get_unchecked_mut(d - 1) = n.byte();
+                        *words.get_unchecked_mut(t / 64) |= 1 << (t % 64);
+                    }
                     p += 1;
                     d = (d + 1).wrapping_sub(n.up_if_leaf());
                 }
-                None if r.inner_rejects(stack[d - 1], n.byte()) => {
+                None if r.inner_rejects(parent, n.byte()) => {
                     // Rejected below every position: outside, never walked.
                     p += n.size();
                     d = (d + 1).wrapping_sub(n.up());
@@ -203,7 +236,7 @@ impl TokTrie {
                     if frontier.len() == limits.max_frontier {
                         return None;
                     }
-                    let parent = (d > 1).then(|| stack[d - 1]);
+                    let parent = (d > 1).then_some(parent);
                     let from = paths.len() as u32;
                     paths.extend_from_slice(&bytes[..d - 1]);
                     let path = (from, paths.len() as u32);
@@ -213,6 +246,142 @@ impl TokTrie {
                 }
             }
         }
+        let outside = self.outside_of(&inside, limits)?;
+        Some(Split { outside, frontier, paths: paths.into() })
+    }
+
+    /// The split at inner state `start`, derived from `base`, the split at
+    /// `base_start` (made by `r`, or [localized](Split::localize) for it):
+    /// the same split as [`split`](TokTrie::split) at `start` would make,
+    /// for the cost of walking only where the two starts' inner states
+    /// differ.
+    ///
+    /// Below a node where both paths reach one inner state, every token and
+    /// frontier node is decided alike from both starts (inner steps depend
+    /// on the inner state and the byte alone), so that subtree keeps
+    /// `base`'s answers. In free text the starts are the lexeme's start and
+    /// a partial trigger (`</` of `</think>`): after almost every first
+    /// byte both are back at the start, and only the few subtrees that go
+    /// on spelling a trigger are walked.
+    ///
+    /// Gives up ([`Derived::GaveUp`]) once `max_visits` nodes have been
+    /// visited (stepped or cleared): then the starts did not meet soon, and
+    /// the caller is better off walking.
+    ///
+    /// Time: O(nodes visited), plus O(V/64) and the base's frontier.
+    pub fn split_from<R: SplitRecognizer + ?Sized>(
+        &self,
+        r: &mut R,
+        base: &Split<R::Inner>,
+        base_start: R::Inner,
+        start: R::Inner,
+        limits: &SplitLimits,
+        max_visits: usize,
+    ) -> Derived<R::Inner>
+    where
+        R::Inner: PartialEq,
+    {
+        let nodes = &self.nodes;
+        // The base's inside tokens, corrected below where `start` differs.
+        let mut inside = TokenSet::new(self.vocab_size);
+        let all = self.node_tokens.as_words();
+        inside.words_mut()[..all.len()].copy_from_slice(all);
+        for &(i, out) in base.outside.iter() {
+            inside.words_mut()[i as usize] &= !out;
+        }
+        // Subtrees whose answers are the base's, `[from, to)` in trie order.
+        let mut kept: Vec<(u32, u32)> = Vec::new();
+        let mut frontier = Vec::new();
+        let mut paths = Vec::new();
+        // `stack[d]`: the inner states after the node of depth `d` from
+        // `start` and from `base_start` (`None` once the base's path has
+        // left: gave up or was rejected).
+        let mut stack = vec![(start, Some(base_start)); self.max_token_len() + 1];
+        let mut bytes = vec![0u8; self.max_token_len() + 1];
+        let mut visits = 0usize;
+        let (mut d, mut p) = (1usize, 1usize);
+        while p < nodes.len() {
+            if visits > max_visits {
+                return Derived::GaveUp;
+            }
+            let n = nodes[p];
+            let (x, b) = stack[d - 1];
+            visits += 1;
+            match r.inner_step(x, n.byte()) {
+                Some(s) => {
+                    let sb = b.and_then(|b| r.inner_step(b, n.byte()));
+                    if sb == Some(s) {
+                        // Met: the base's answers hold for the whole subtree.
+                        kept.push((p as u32, (p + n.size()) as u32));
+                        p += n.size();
+                        d = (d + 1).wrapping_sub(n.up());
+                        continue;
+                    }
+                    stack[d] = (s, sb);
+                    bytes[d - 1] = n.byte();
+                    inside.words_mut()[n.token() as usize / 64] |= 1 << (n.token() % 64);
+                    p += 1;
+                    d = (d + 1).wrapping_sub(n.up_if_leaf());
+                }
+                None => {
+                    // Nothing below is inside from `start`.
+                    visits += n.size();
+                    for m in &nodes[p..p + n.size()] {
+                        inside.words_mut()[m.token() as usize / 64] &= !(1 << (m.token() % 64));
+                    }
+                    if !r.inner_rejects(x, n.byte()) {
+                        let parent = (d > 1).then_some(x);
+                        let from = paths.len() as u32;
+                        paths.extend_from_slice(&bytes[..d - 1]);
+                        frontier.push(Frontier {
+                            node: p as u32,
+                            parent,
+                            path: (from, paths.len() as u32),
+                        });
+                    }
+                    p += n.size();
+                    d = (d + 1).wrapping_sub(n.up());
+                }
+            }
+        }
+        // The base's frontier nodes inside the kept subtrees (both lists in
+        // trie order), with their paths.
+        let mut ranges = kept.iter().peekable();
+        for f in base.frontier.iter() {
+            while ranges.next_if(|&&(_, to)| to <= f.node).is_some() {}
+            let Some(&&(from, _)) = ranges.peek() else { break };
+            if from <= f.node {
+                let path = &base.paths[f.path.0 as usize..f.path.1 as usize];
+                let at = paths.len() as u32;
+                paths.extend_from_slice(path);
+                frontier.push(Frontier {
+                    node: f.node,
+                    parent: f.parent,
+                    path: (at, paths.len() as u32),
+                });
+            }
+        }
+        if frontier.len() > limits.max_frontier {
+            return Derived::Refused;
+        }
+        // In trie order, the paths laid out in that order (as `split` lays
+        // them out).
+        frontier.sort_unstable_by_key(|f| f.node);
+        let mut ordered = Vec::with_capacity(paths.len());
+        for f in &mut frontier {
+            let at = ordered.len() as u32;
+            ordered.extend_from_slice(&paths[f.path.0 as usize..f.path.1 as usize]);
+            f.path = (at, ordered.len() as u32);
+        }
+        match self.outside_of(&inside, limits) {
+            Some(outside) => Derived::Split(Split { outside, frontier, paths: ordered.into() }),
+            None => Derived::Refused,
+        }
+    }
+
+    /// The outside words of a split whose inside tokens are `inside`;
+    /// `None` past `limits`.
+    fn outside_of(&self, inside: &TokenSet, limits: &SplitLimits) -> Option<Arc<[(u32, u64)]>> {
         let mut outside = Vec::new();
         for (i, (&all, &ins)) in
             self.node_tokens.as_words().iter().zip(inside.as_words()).enumerate()
@@ -225,7 +394,7 @@ impl TokTrie {
                 outside.push((i as u32, out));
             }
         }
-        Some(Split { outside: outside.into(), frontier, paths: paths.into() })
+        Some(outside.into())
     }
 
     /// Sets `mask` to the tokens `r` allows at its current position, from

@@ -1,8 +1,9 @@
 //! The mask walk: [`TokTrie::compute_mask`] and its variants.
 //!
-//! The only module of the crate allowed `unsafe`: unchecked stores into the
-//! mask and unchecked accesses to the depth stack of the walk by state, in
-//! the walks' loops (see DESIGN.md, "Unsafe").
+//! One of the two modules of the crate allowed `unsafe` (the other is
+//! `split.rs`): unchecked stores into the mask and unchecked accesses to
+//! the depth stack of the walk by state, in the walks' loops (see
+//! DESIGN.md, "Unsafe").
 #![allow(unsafe_code)]
 
 use crate::trie::TokTrie;

@@ -42,6 +42,18 @@ impl SplitRecognizer for Parser {
     }
 }
 
+impl Parser {
+    /// The lexer state at the start of the lexeme in progress (its row's
+    /// start state), where the split of a later state of the same lexeme
+    /// can be derived from (`TokTrie::split_from`): in free text, the
+    /// state after a partial trigger from the text's start. `None` before
+    /// the first row.
+    pub fn lexeme_start(&self) -> Option<StateId> {
+        let top = self.frames.last()?;
+        self.rows.get(top.row() as usize).map(|r| r.lexer_start)
+    }
+}
+
 /// The parser as a [`SplitRecognizer`] for the byte-by-byte walk among
 /// distinct members once one is taken ([`Parser::needs_byte_walk`]), from
 /// [`Parser::taken_split`].

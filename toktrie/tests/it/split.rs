@@ -6,8 +6,8 @@
 
 use proptest::prelude::*;
 use toktrie::{
-    Recognizer, Split, SplitLimits, SplitRecognizer, StateRecognizer, TokTrie, TokenId, TokenKind,
-    TokenSet,
+    Derived, Recognizer, Split, SplitLimits, SplitRecognizer, StateRecognizer, TokTrie, TokenId,
+    TokenKind, TokenSet,
 };
 
 use crate::props::{ALPHABET, Entry, build, entry};
@@ -244,6 +244,59 @@ proptest! {
         let mut r = Run { m: &blocked, start: (0, inner), inner_steps: 0 };
         let local = split.localize(&mut r, inner);
         prop_assert_eq!(local.is_none(), r.inner_steps > 0);
+    }
+
+    #[test]
+    fn derived_split_equals_the_direct_one((entries, m, inner, _pad) in case()) {
+        // From a split at every other inner state: the same split as made
+        // directly, whichever base it came from; a base localized from
+        // another context serves alike.
+        let trie = build(&entries);
+        let limits = SplitLimits::for_trie(&trie);
+        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let direct = trie.split(&mut r, inner, &limits).unwrap();
+        for base_start in 0..STATES {
+            let base = trie.split(&mut r, base_start, &limits).unwrap();
+            let mut other = Run { m: &m, start: (1, base_start), inner_steps: 0 };
+            let base = base.localize(&mut other, base_start).unwrap();
+            r.inner_steps = 0;
+            match trie.split_from(&mut r, &base, base_start, inner, &limits, usize::MAX) {
+                Derived::Split(derived) => prop_assert_eq!(&derived, &direct, "base {}", base_start),
+                other => prop_assert!(false, "base {}: {:?}", base_start, other),
+            }
+            // At most two inner steps a node (one per start).
+            prop_assert!(r.inner_steps <= 2 * trie.num_nodes());
+            if base_start == inner {
+                // Every root byte meets at once or leaves from both.
+                prop_assert!(r.inner_steps <= 2 * ALPHABET.len());
+            }
+        }
+    }
+
+    #[test]
+    fn derived_split_past_its_limits_or_budget((entries, m, inner, base_start) in
+        case().prop_flat_map(|c| (Just(c.0), Just(c.1), Just(c.2), 0..STATES))) {
+        let trie = build(&entries);
+        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let limits = SplitLimits::for_trie(&trie);
+        let full = trie.split(&mut r, inner, &limits).unwrap();
+        let base = trie.split(&mut r, base_start, &limits).unwrap();
+        let mut tight = limits;
+        tight.max_frontier = full.frontier_len().saturating_sub(1);
+        let refused = matches!(trie.split_from(&mut r, &base, base_start, inner, &tight, usize::MAX), Derived::Refused);
+        prop_assert_eq!(refused, full.frontier_len() > 0);
+        let mut tight = limits;
+        tight.max_outside_words = full.outside_words().saturating_sub(1);
+        let refused = matches!(trie.split_from(&mut r, &base, base_start, inner, &tight, usize::MAX), Derived::Refused);
+        prop_assert_eq!(refused, full.outside_words() > 0);
+        // Whatever the budget: the split or giving up, never another split.
+        for budget in [0, 1, 3, 10] {
+            match trie.split_from(&mut r, &base, base_start, inner, &limits, budget) {
+                Derived::Split(s) => prop_assert_eq!(&s, &full),
+                Derived::GaveUp => {}
+                Derived::Refused => prop_assert!(false, "refused within the limits"),
+            }
+        }
     }
 
     #[test]

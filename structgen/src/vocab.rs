@@ -339,6 +339,8 @@ impl VocabularyBuilder {
             b = b.eos(t);
         }
         let trie = Arc::new(b.build().map_err(|e| vocab_err(format!("bad vocabulary: {e}")))?);
+        // Now rather than in the first free-text mask (a few ms).
+        trie.prepare_split_summaries();
         let coalescer = match (&self.tokenizer, self.forcing) {
             (Some(tok), true) => {
                 let c = Coalescer::new(tok.clone()).with_trie(trie.clone());

@@ -40,6 +40,19 @@ impl SplitRecognizer for Parser {
     fn inner_rejects(&mut self, inner: StateId, byte: u8) -> bool {
         self.lexer.next(inner, byte).is_dead() && self.lexer.accepting(inner).is_none()
     }
+
+    /// One lexer step per byte (computing the transitions not cached yet:
+    /// the split walk asks only for the few states most of it passes
+    /// through).
+    fn inner_loops(&mut self, inner: StateId) -> Option<[u64; 4]> {
+        let mut loops = [0u64; 4];
+        for b in 0..=255u8 {
+            if self.inner_step(inner, b) == Some(inner) {
+                loops[b as usize / 64] |= 1 << (b % 64);
+            }
+        }
+        Some(loops)
+    }
 }
 
 impl Parser {

@@ -39,7 +39,9 @@
 //! copies. Measured on the first request of a Hermes reasoning-and-answer
 //! text on Llama-3 (`cargo xtask bench structural`, "cold"): six whole
 //! walks before, two splits and three derivations now, the mean mask from
-//! 0.72× to 0.34–0.37× llguidance's and the p99 from 1.8× to 0.25–0.42×. The free text of a tool-call syntax is the same whatever the
+//! 0.72× to 0.27–0.35× llguidance's and the p99 from 1.8× to 0.22–0.29×
+//! (with the split walk taking looping subtrees whole: `toktrie`'s
+//! DESIGN.md, "The first request"). The free text of a tool-call syntax is the same whatever the
 //! tools (text up to the syntax's triggers), so a request with a new tool
 //! list, a new grammar, takes the splits of the earlier ones. Masks are
 //! the same whichever matcher made the split: a split holds only what the

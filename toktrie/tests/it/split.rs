@@ -30,7 +30,9 @@ struct Machine {
 
 impl Machine {
     fn step(&self, (c, s): Full, b: u8) -> Option<Full> {
-        let k = ALPHABET.iter().position(|&a| a == b)?;
+        // Bytes outside the alphabet (in no trie) loop on every state, so
+        // that a byte group's loops depend on the alphabet's bytes alone.
+        let Some(k) = ALPHABET.iter().position(|&a| a == b) else { return Some((c, s)) };
         match self.inner[s as usize * ALPHABET.len() + k] {
             Some(j) => Some((c, j)),
             None => self.outer[((c * STATES + s) as usize) * ALPHABET.len() + k],
@@ -66,6 +68,8 @@ struct Run<'a> {
     m: &'a Machine,
     start: Full,
     inner_steps: usize,
+    /// Whether `inner_loops` answers (else `None`, as by default).
+    loops: bool,
 }
 
 impl StateRecognizer for Run<'_> {
@@ -93,7 +97,7 @@ impl SplitRecognizer for Run<'_> {
 
     fn inner_step(&mut self, inner: u32, byte: u8) -> Option<u32> {
         self.inner_steps += 1;
-        let k = ALPHABET.iter().position(|&a| a == byte)?;
+        let Some(k) = ALPHABET.iter().position(|&a| a == byte) else { return Some(inner) };
         self.m.inner[inner as usize * ALPHABET.len() + k]
     }
 
@@ -101,9 +105,23 @@ impl SplitRecognizer for Run<'_> {
         (start.0, inner)
     }
 
+    fn inner_loops(&mut self, inner: u32) -> Option<[u64; 4]> {
+        if !self.loops {
+            return None;
+        }
+        // Every byte outside the alphabet loops (see `Machine::step`).
+        let mut set = [!0u64; 4];
+        for (k, &b) in ALPHABET.iter().enumerate() {
+            if self.m.inner[inner as usize * ALPHABET.len() + k] != Some(inner) {
+                set[b as usize / 64] &= !(1 << (b % 64));
+            }
+        }
+        Some(set)
+    }
+
     fn inner_rejects(&mut self, inner: u32, byte: u8) -> bool {
         // Rejected in every context: no inner step and no outer one.
-        let Some(k) = ALPHABET.iter().position(|&a| a == byte) else { return true };
+        let Some(k) = ALPHABET.iter().position(|&a| a == byte) else { return false };
         let cell = inner as usize * ALPHABET.len() + k;
         self.m.inner[cell].is_none()
             && (0..CONTEXTS).all(|c| {
@@ -171,14 +189,17 @@ proptest! {
     fn split_mask_equals_oracle_at_every_context((entries, m, inner, pad) in case()) {
         let trie = build(&entries);
         let len = trie.vocab_size() + pad;
-        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0, loops: false };
         let limits = SplitLimits::for_trie(&trie);
         let split: Split<u32> = trie.split(&mut r, inner, &limits).unwrap();
         // At most one inner step a node.
         prop_assert!(r.inner_steps < trie.num_nodes().max(1));
+        // The same split taking looping subtrees whole (below).
+        let mut looping = Run { m: &m, start: (0, inner), inner_steps: 0, loops: true };
+        prop_assert_eq!(&trie.split(&mut looping, inner, &limits).unwrap(), &split);
         prop_assert!(split.frontier_len() < trie.num_nodes().max(1));
         for c in 0..CONTEXTS {
-            let mut r = Run { m: &m, start: (c, inner), inner_steps: 0 };
+            let mut r = Run { m: &m, start: (c, inner), inner_steps: 0, loops: true };
             let mut mask = TokenSet::full(len);
             trie.compute_mask_split(&mut r, &split, &mut mask);
             prop_assert_eq!(&mask, &m.oracle(&trie, (c, inner), len), "context {}", c);
@@ -192,7 +213,7 @@ proptest! {
         // paths makes it give up, with every push popped.
         let trie = build(&entries);
         let len = trie.vocab_size() + pad;
-        let mut maker = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let mut maker = Run { m: &m, start: (0, inner), inner_steps: 0, loops: true };
         let split = trie.split(&mut maker, inner, &SplitLimits::for_trie(&trie)).unwrap();
         for c in 0..CONTEXTS {
             let mut r = Pushed { m: &m, stack: vec![(c, inner)], max_depth: usize::MAX };
@@ -219,10 +240,10 @@ proptest! {
         // grammar's other matchers.
         let trie = build(&entries);
         let len = trie.vocab_size() + pad;
-        let mut maker = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let mut maker = Run { m: &m, start: (0, inner), inner_steps: 0, loops: true };
         let split = trie.split(&mut maker, inner, &SplitLimits::for_trie(&trie)).unwrap();
         for c in 0..CONTEXTS {
-            let mut r = Run { m: &m, start: (c, inner), inner_steps: 0 };
+            let mut r = Run { m: &m, start: (c, inner), inner_steps: 0, loops: true };
             let local = split.localize(&mut r, inner).expect("the same inner steps");
             prop_assert_eq!(local.frontier_len(), split.frontier_len());
             let mut mask = TokenSet::full(len);
@@ -237,13 +258,38 @@ proptest! {
         // parent below the root is unreachable, so localizing fails
         // exactly when one exists.
         let trie = build(&entries);
-        let mut maker = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let mut maker = Run { m: &m, start: (0, inner), inner_steps: 0, loops: true };
         let split = trie.split(&mut maker, inner, &SplitLimits::for_trie(&trie)).unwrap();
         let mut blocked = m.clone();
         blocked.inner.iter_mut().for_each(|c| *c = None);
-        let mut r = Run { m: &blocked, start: (0, inner), inner_steps: 0 };
+        let mut r = Run { m: &blocked, start: (0, inner), inner_steps: 0, loops: true };
         let local = split.localize(&mut r, inner);
         prop_assert_eq!(local.is_none(), r.inner_steps > 0);
+    }
+
+    #[test]
+    fn split_over_looping_subtrees_equals_the_stepped_one(
+        (entries, mut m, inner, _pad) in case(),
+        looping in prop::collection::vec(any::<bool>(), ALPHABET.len()),
+    ) {
+        // The subtrees whose bytes all loop on the start, taken whole, give
+        // the split that stepping every node gives, in fewer inner steps.
+        // (The start loops on a random half of the alphabet.)
+        for (k, _) in looping.iter().enumerate().filter(|(_, l)| **l) {
+            m.inner[inner as usize * ALPHABET.len() + k] = Some(inner);
+        }
+        let trie = build(&entries);
+        let limits = SplitLimits::for_trie(&trie);
+        let mut stepped = Run { m: &m, start: (0, inner), inner_steps: 0, loops: false };
+        let want = trie.split(&mut stepped, inner, &limits).unwrap();
+        let mut looping = Run { m: &m, start: (0, inner), inner_steps: 0, loops: true };
+        let got = trie.split(&mut looping, inner, &limits).unwrap();
+        prop_assert_eq!(&got, &want);
+        // No more steps than a node each, beyond the start's 256 (how many
+        // bytes it takes: whether to take subtrees whole) and 256 for each
+        // state whose loops are asked.
+        let states = STATES as usize;
+        prop_assert!(looping.inner_steps <= stepped.inner_steps + 256 * (1 + states));
     }
 
     #[test]
@@ -253,11 +299,11 @@ proptest! {
         // another context serves alike.
         let trie = build(&entries);
         let limits = SplitLimits::for_trie(&trie);
-        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0, loops: true };
         let direct = trie.split(&mut r, inner, &limits).unwrap();
         for base_start in 0..STATES {
             let base = trie.split(&mut r, base_start, &limits).unwrap();
-            let mut other = Run { m: &m, start: (1, base_start), inner_steps: 0 };
+            let mut other = Run { m: &m, start: (1, base_start), inner_steps: 0, loops: true };
             let base = base.localize(&mut other, base_start).unwrap();
             r.inner_steps = 0;
             match trie.split_from(&mut r, &base, base_start, inner, &limits, usize::MAX) {
@@ -277,7 +323,7 @@ proptest! {
     fn derived_split_past_its_limits_or_budget((entries, m, inner, base_start) in
         case().prop_flat_map(|c| (Just(c.0), Just(c.1), Just(c.2), 0..STATES))) {
         let trie = build(&entries);
-        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0, loops: true };
         let limits = SplitLimits::for_trie(&trie);
         let full = trie.split(&mut r, inner, &limits).unwrap();
         let base = trie.split(&mut r, base_start, &limits).unwrap();
@@ -302,7 +348,7 @@ proptest! {
     #[test]
     fn split_past_its_limits_is_refused((entries, m, inner, _pad) in case()) {
         let trie = build(&entries);
-        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0 };
+        let mut r = Run { m: &m, start: (0, inner), inner_steps: 0, loops: true };
         let full = trie.split(&mut r, inner, &SplitLimits::for_trie(&trie)).unwrap();
         let mut tight = SplitLimits::for_trie(&trie);
         tight.max_frontier = full.frontier_len().saturating_sub(1);

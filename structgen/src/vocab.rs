@@ -138,8 +138,8 @@ impl Vocabulary {
 
     /// Forgets the free-text split masks the matchers of this vocabulary
     /// learned (a benchmark's cold start; memory is bounded without it).
-    /// Masks are the same; the next ones in free text walk the trie until
-    /// a lexer state is seen twice again.
+    /// Masks are the same; the next request in free text makes its splits
+    /// again (a split of each text's start, derived ones after it).
     pub fn clear_shared_splits(&self) {
         self.inner.splits.clear();
     }

@@ -5,7 +5,8 @@
 //! trie on every step; the slicer cannot help, because the lexeme there is
 //! lazy (it ends at the first trigger). But almost every token stays inside
 //! the lexeme, and whether it does depends on the lexer state alone. So for
-//! a lexer state seen twice, the matcher asks the trie for its split
+//! a lexer state seen twice (in free text, at once: see below), the
+//! matcher asks the trie for its split
 //! ([`TokTrie::split`]): the tokens the lexer state keeps inside the lexeme
 //! (all but those that contain or complete a trigger, and the bytes that
 //! cannot continue the text) and the few frontier nodes where a lexer step

@@ -42,8 +42,9 @@
 //! walks before, two splits and three derivations now, the mean mask from
 //! 0.72× to 0.27–0.35× llguidance's and the p99 from 1.8× to 0.22–0.29×
 //! (with the split walk taking looping subtrees whole: `toktrie`'s
-//! DESIGN.md, "The first request"). The free text of a tool-call syntax is the same whatever the
-//! tools (text up to the syntax's triggers), so a request with a new tool
+//! DESIGN.md, "The first request"). The free text of a tool-call syntax
+//! is the same whatever the tools (text up to the syntax's triggers), so a
+//! request with a new tool
 //! list, a new grammar, takes the splits of the earlier ones. Masks are
 //! the same whichever matcher made the split: a split holds only what the
 //! inner steps proved, and the rest is walked by the matcher asking. The
@@ -454,9 +455,9 @@ impl SplitCache {
     /// Derives the split at `inner` from this matcher's split at the start
     /// of the lexeme in progress ([`TokTrie::split_from`]), keeps the
     /// answer (a split or a refusal) and shares it under `key`. `false`
-    /// when there is no such split or the derivation gave up: the walk it
-    /// replaces would cost more than what it had left (a sixteenth of the
-    /// trie, so a failed try costs at most that much of a walk).
+    /// when there is no such split, or when the derivation gave up after
+    /// visiting a sixteenth of the trie (the states did not meet soon; a
+    /// failed try costs at most that much of a walk).
     fn derive(
         &mut self,
         trie: &TokTrie,

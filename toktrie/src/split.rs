@@ -34,6 +34,7 @@
 
 use std::sync::Arc;
 
+use crate::node::Node;
 use crate::trie::{TokTrie, byte_group};
 use crate::walk::{walk_subtree, walk_subtree_by_state};
 use crate::{Recognizer, StateRecognizer, TokenSet};
@@ -77,8 +78,8 @@ pub trait SplitRecognizer: StateRecognizer {
 
     /// The bytes on which `inner` steps to itself by an inner step, as a
     /// 256-bit set (bit `b % 64` of word `b / 64`); `None` (the default)
-    /// when unknown. [`TokTrie::split`] then takes every subtree below the
-    /// start whose bytes all loop on it as inside without stepping (in
+    /// when unknown. [`TokTrie::split`] then takes every subtree whose
+    /// bytes all loop on its parent's state as inside without stepping (in
     /// free text, most of the trie). Every byte set here must satisfy
     /// `inner_step(inner, b) == Some(inner)`.
     fn inner_loops(&mut self, inner: Self::Inner) -> Option<[u64; 4]> {
@@ -207,6 +208,14 @@ fn leaving_groups(loops: Option<[u64; 4]>) -> u32 {
         .fold(0, |g, b| g | 1 << byte_group(b))
 }
 
+/// Clears from `words` the tokens of `nodes` (a subtree found outside).
+fn clear_tokens(words: &mut [u64], nodes: &[Node]) {
+    for m in nodes {
+        let t = m.token() as usize;
+        words[t / 64] &= !(1 << (t % 64));
+    }
+}
+
 /// What [`TokTrie::split_from`] found.
 #[derive(Clone, Debug)]
 pub enum Derived<I> {
@@ -242,12 +251,17 @@ impl TokTrie {
         // and the nodes found outside are cleared; otherwise the set
         // starts empty and the inside nodes are set (a narrow start
         // rejects most of the trie at once, which then costs nothing).
-        let whole = r.inner_loops(start).is_some()
+        let start_loops = r.inner_loops(start);
+        let whole = start_loops.is_some()
             && (0..=255u8).filter(|&b| r.inner_step(start, b).is_some()).count() >= 128;
         let groups = if whole { self.subtree_groups() } else { &[] };
         // The groups leaving each of the first `MAX_LOOPING` states met at
-        // a subtree of at least `MIN_WHOLE` nodes (`leaving_groups`).
+        // a subtree of at least `MIN_WHOLE` nodes (`leaving_groups`); the
+        // start, the first such state, already asked.
         let mut leaving: Vec<(R::Inner, u32)> = Vec::with_capacity(MAX_LOOPING);
+        if whole {
+            leaving.push((start, leaving_groups(start_loops)));
+        }
         let mut inside =
             if whole { self.node_tokens.clone() } else { TokenSet::new(self.vocab_size) };
         let mut frontier = Vec::new();
@@ -301,10 +315,7 @@ impl TokTrie {
                 None => {
                     if whole {
                         // Nothing below is inside.
-                        for m in &nodes[p..p + n.size()] {
-                            let t = m.token() as usize;
-                            words[t / 64] &= !(1 << (t % 64));
-                        }
+                        clear_tokens(words, &nodes[p..p + n.size()]);
                     }
                     if r.inner_rejects(parent, n.byte()) {
                         // Rejected below every position: never walked.
@@ -363,11 +374,7 @@ impl TokTrie {
         let nodes = &self.nodes;
         // The base's inside tokens, corrected below where `start` differs.
         let mut inside = TokenSet::new(self.vocab_size);
-        let all = self.node_tokens.as_words();
-        inside.words_mut()[..all.len()].copy_from_slice(all);
-        for &(i, out) in base.outside.iter() {
-            inside.words_mut()[i as usize] &= !out;
-        }
+        self.fill_inside(base, &mut inside);
         // Subtrees whose answers are the base's, `[from, to)` in trie order.
         let mut kept: Vec<(u32, u32)> = Vec::new();
         let mut frontier = Vec::new();
@@ -405,9 +412,7 @@ impl TokTrie {
                 None => {
                     // Nothing below is inside from `start`.
                     visits += n.size();
-                    for m in &nodes[p..p + n.size()] {
-                        inside.words_mut()[m.token() as usize / 64] &= !(1 << (m.token() % 64));
-                    }
+                    clear_tokens(inside.words_mut(), &nodes[p..p + n.size()]);
                     if !r.inner_rejects(x, n.byte()) {
                         let parent = (d > 1).then_some(x);
                         let from = paths.len() as u32;

@@ -84,8 +84,8 @@ pub(crate) const fn byte_group(b: u8) -> u32 {
 
 impl TokTrie {
     /// Builds the per-node summaries split walks use ([`TokTrie::split`]
-    /// takes a subtree whose bytes all loop on the start whole, without
-    /// stepping): 4 bytes a node, one pass. Otherwise the first split walk
+    /// takes a subtree whose bytes all loop on its parent's state whole,
+    /// without stepping): 4 bytes a node, one pass. Otherwise the first split walk
     /// that can use them builds them, and pays for touching that much new
     /// memory (a few ms for Llama-3's 274,521 nodes on a virtual machine,
     /// mostly page faults); a vocabulary calls this when built.
